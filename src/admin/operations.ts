@@ -1,0 +1,233 @@
+import { Type } from '@sinclair/typebox'
+import { ALLOWED_MODEL_PATTERN } from '../auth/model-access'
+import { KEY_SCOPES } from '../auth/route-rules'
+import { createAccount, findAccount } from '../billing/accounts'
+import { listLedger } from '../billing/ledger'
+import { balanceView } from '../billing/money'
+import { creditWallet, ensureWallet, findWallet } from '../billing/wallets'
+import { CUSTOM_PREFIX } from '../catalog/custom-models'
+import { InvalidRequestError, NotFoundError } from '../errors/kinds'
+import type { Services } from '../services'
+import { defineOperation, type AdminOperation } from './operation'
+import { accountView, amountToMicros, keyView } from './views'
+
+const Id = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
+const Amount = Type.Number({ description: 'Credits, up to 6 decimals; negative for an adjustment down.' })
+const IdempotencyKey = Type.String({ minLength: 1, maxLength: 200, description: 'The same key twice applies once.' })
+const Timestamp = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}', description: 'ISO-8601 date and time' })
+
+async function requireAccount(services: Services, id: string, param?: string) {
+  const found = await findAccount(services.db, id)
+  if (!found) throw new NotFoundError(`No account '${id}'.`, { param })
+  return found
+}
+
+async function requireKey(services: Services, id: string) {
+  const row = await services.keys.get(id)
+  if (!row) throw new NotFoundError(`No API key '${id}'.`)
+  return row
+}
+
+async function keyWithAllotment(services: Services, id: string) {
+  const row = await requireKey(services, id)
+  return keyView(row, await findWallet(services.db, 'key_allotment', row.id))
+}
+
+function parseTimestamp(value: string, param: string): Date {
+  const date = new Date(value)
+  if (Number.isNaN(date.getTime())) throw new InvalidRequestError(`${param} is not a valid ISO-8601 time.`, { param })
+  return date
+}
+
+export const ADMIN_OPERATIONS: readonly AdminOperation[] = [
+  defineOperation({
+    command: ['accounts', 'create'],
+    method: 'POST',
+    path: '/accounts',
+    summary: 'Create an account with an empty wallet',
+    body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }),
+    status: 201,
+    run: async (services, { body }) => accountView(await createAccount(services.db, body.name)),
+  }),
+  defineOperation({
+    command: ['accounts', 'get'],
+    method: 'GET',
+    path: '/accounts/:id',
+    summary: 'An account and its wallet',
+    params: Id,
+    run: async (services, { params }) => accountView(await requireAccount(services, params.id)),
+  }),
+  defineOperation({
+    command: ['accounts', 'credit'],
+    method: 'POST',
+    path: '/accounts/:id/credits',
+    summary: "Add credits to an account's wallet (negative: an adjustment)",
+    params: Id,
+    body: Type.Object({ amount: Amount, idempotency_key: Type.Optional(IdempotencyKey), note: Type.Optional(Type.String({ maxLength: 1000 })) }),
+    run: async (services, { params, body }) => {
+      const { account, wallet } = await requireAccount(services, params.id)
+      const updated = await creditWallet(services.db, wallet.id, amountToMicros(body.amount, 'amount'), {
+        idempotencyKey: body.idempotency_key,
+        note: body.note,
+        parties: { accountId: account.id },
+      })
+      return { wallet: balanceView(updated) }
+    },
+  }),
+  defineOperation({
+    command: ['keys', 'create'],
+    method: 'POST',
+    path: '/keys',
+    summary: 'Create an API key; the answer is the only place the full key ever appears',
+    body: Type.Object({
+      account_id: Type.String({ minLength: 1 }),
+      env: Type.Union([Type.Literal('prod'), Type.Literal('dev')]),
+      name: Type.Optional(Type.String({ maxLength: 200 })),
+      scopes: Type.Optional(Type.Array(Type.Union(KEY_SCOPES.map((scope) => Type.Literal(scope))), { uniqueItems: true })),
+      allowed_models: Type.Optional(Type.Array(Type.String({ pattern: ALLOWED_MODEL_PATTERN }), { uniqueItems: true })),
+      monthly_quota: Type.Optional(Type.Number({ minimum: 0 })),
+      allotment: Type.Optional(Type.Number({ minimum: 0 })),
+      expires_at: Type.Optional(Timestamp),
+      rpm: Type.Optional(Type.Integer({ minimum: 1 })),
+      tpm: Type.Optional(Type.Integer({ minimum: 1 })),
+    }),
+    status: 201,
+    run: async (services, { body }) => {
+      await requireAccount(services, body.account_id, 'account_id')
+      const { row, key } = await services.keys.create({
+        accountId: body.account_id,
+        env: body.env,
+        name: body.name,
+        scopes: body.scopes,
+        allowedModels: body.allowed_models,
+        monthlyQuota: body.monthly_quota === undefined ? undefined : amountToMicros(body.monthly_quota, 'monthly_quota'),
+        allotment: body.allotment === undefined ? undefined : amountToMicros(body.allotment, 'allotment'),
+        expiresAt: body.expires_at === undefined ? undefined : parseTimestamp(body.expires_at, 'expires_at'),
+        rpm: body.rpm,
+        tpm: body.tpm,
+      })
+      return { ...(await keyWithAllotment(services, row.id)), key }
+    },
+  }),
+  defineOperation({
+    command: ['keys', 'get'],
+    method: 'GET',
+    path: '/keys/:id',
+    summary: "An API key's record (never its secret)",
+    params: Id,
+    run: (services, { params }) => keyWithAllotment(services, params.id),
+  }),
+  defineOperation({
+    command: ['keys', 'revoke'],
+    method: 'POST',
+    path: '/keys/:id/revoke',
+    summary: 'Revoke an API key: at once here, within 5 seconds on other instances',
+    params: Id,
+    run: async (services, { params }) => {
+      await requireKey(services, params.id)
+      await services.keys.revoke(params.id)
+      return keyWithAllotment(services, params.id)
+    },
+  }),
+  defineOperation({
+    command: ['keys', 'allotment'],
+    method: 'POST',
+    path: '/keys/:id/allotment',
+    summary: "Add credits to a key's allotment; a key with an allotment pays only from it",
+    params: Id,
+    body: Type.Object({ amount: Amount, idempotency_key: Type.Optional(IdempotencyKey) }),
+    run: async (services, { params, body }) => {
+      const key = await requireKey(services, params.id)
+      const wallet = await ensureWallet(services.db, 'key_allotment', key.id)
+      const updated = await creditWallet(services.db, wallet.id, amountToMicros(body.amount, 'amount'), {
+        idempotencyKey: body.idempotency_key,
+        parties: { accountId: key.accountId, keyId: key.id, env: key.env },
+      })
+      return balanceView(updated)
+    },
+  }),
+  defineOperation({
+    command: ['users', 'credit'],
+    method: 'POST',
+    path: '/users/credits',
+    summary: "Add credits to a user's allotment (the user is created when new)",
+    body: Type.Object({
+      iss: Type.String({ minLength: 1 }),
+      sub: Type.String({ minLength: 1 }),
+      amount: Amount,
+      idempotency_key: Type.Optional(IdempotencyKey),
+    }),
+    run: async (services, { body }) => {
+      const user = await services.users.findOrCreate(body.iss, body.sub)
+      const wallet = await ensureWallet(services.db, 'user_allotment', user.id)
+      const updated = await creditWallet(services.db, wallet.id, amountToMicros(body.amount, 'amount'), {
+        idempotencyKey: body.idempotency_key,
+        parties: { userSub: user.subject },
+      })
+      return balanceView(updated)
+    },
+  }),
+  defineOperation({
+    command: ['users', 'allotment'],
+    method: 'GET',
+    path: '/users/allotment',
+    summary: "A user's allotment",
+    query: Type.Object({ iss: Type.String({ minLength: 1 }), sub: Type.String({ minLength: 1 }) }),
+    run: async (services, { query }) => {
+      const user = await services.users.find(query.iss, query.sub)
+      const wallet = user ? await findWallet(services.db, 'user_allotment', user.id) : undefined
+      if (!wallet) throw new NotFoundError(`No user '${query.sub}' of issuer '${query.iss}'.`)
+      return balanceView(wallet)
+    },
+  }),
+  defineOperation({
+    command: ['custom-models', 'create'],
+    method: 'POST',
+    path: '/custom-models',
+    summary: "Create an account's custom model custom/<name> on a base chat model",
+    body: Type.Object({
+      account_id: Type.String({ minLength: 1 }),
+      name: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$' }),
+      base_model: Type.String({ minLength: 1 }),
+      system: Type.Optional(Type.String()),
+      defaults: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    }),
+    status: 201,
+    run: async (services, { body }) => {
+      await requireAccount(services, body.account_id, 'account_id')
+      if (services.config.models.find((model) => model.id === body.base_model)?.type !== 'chat') {
+        throw new InvalidRequestError(`base_model '${body.base_model}' is not a chat model of the catalogue.`, { param: 'base_model' })
+      }
+      const row = await services.customModels.create({
+        accountId: body.account_id,
+        name: body.name,
+        baseModel: body.base_model,
+        system: body.system,
+        defaults: body.defaults,
+      })
+      if (!row) throw new InvalidRequestError(`The account already has a custom model '${body.name}'.`, { param: 'name' })
+      return { id: `${CUSTOM_PREFIX}${row.name}`, account_id: row.accountId, base_model: row.baseModel, system: row.system, defaults: row.defaults }
+    },
+  }),
+  defineOperation({
+    command: ['ledger'],
+    method: 'GET',
+    path: '/ledger',
+    summary: 'Ledger entries, newest first',
+    query: Type.Object({
+      account_id: Type.Optional(Type.String()),
+      key_id: Type.Optional(Type.String()),
+      user_sub: Type.Optional(Type.String()),
+      request_id: Type.Optional(Type.String()),
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    }),
+    run: async (services, { query }) => ({
+      object: 'list',
+      data: await listLedger(
+        services.db,
+        { accountId: query.account_id, keyId: query.key_id, userSub: query.user_sub, requestId: query.request_id },
+        query.limit ?? 100,
+      ),
+    }),
+  }),
+]

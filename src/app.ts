@@ -1,0 +1,90 @@
+import { openapi } from '@elysiajs/openapi'
+import { Elysia } from 'elysia'
+import { asGatewayError, renderError, surfaceOfPath } from './errors/render'
+import { renderFrameworkError } from './http/error-handler'
+import { gatewayContext } from './http/gateway-context'
+import { RouteMethods } from './http/method-check'
+import { attachContext } from './http/request-context'
+import { logRequest, type LogSink } from './http/request-log'
+import { adminRoutes } from './routes/admin'
+import { healthRoutes } from './routes/openai/health'
+import { modelRoutes } from './routes/openai/models'
+import { pricingRoutes } from './routes/openai/pricing'
+import { walletRoutes } from './routes/openai/wallet'
+import { pendingRoutes } from './routes/pending'
+import type { Services } from './services'
+import { newId } from './util/ids'
+
+export interface Gateway {
+  /** Serves one request: what Bun.serve calls, and what tests call. */
+  handle(request: Request): Promise<Response>
+  /** Every route the app serves, for the route-rule checks. */
+  routes: readonly { method: string; path: string }[]
+}
+
+export function createApp(services: Services, options: { log?: LogSink; version?: string } = {}): Gateway {
+  const context = gatewayContext(services)
+  let methods = new RouteMethods([])
+  const app = new Elysia()
+    .use(
+      openapi({
+        path: '/swagger',
+        documentation: {
+          info: {
+            title: 'Tollgate',
+            version: options.version ?? 'dev',
+            description: 'A billing and routing gateway in front of model providers. Send `Authorization: Bearer <API key>`.',
+          },
+          components: {
+            securitySchemes: {
+              apiKey: { type: 'http', scheme: 'bearer', description: 'tollgate_sk_prod_… / tollgate_sk_dev_… or a user access token' },
+              adminToken: { type: 'http', scheme: 'bearer', description: 'TOLLGATE_ADMIN_TOKEN' },
+            },
+          },
+          security: [{ apiKey: [] }],
+        },
+      }),
+    )
+    .onError(({ code, error, request }) => renderFrameworkError(code, error, request, methods))
+    .use(context)
+    .head('/', () => new Response(null, { status: 200 }), { detail: { hide: true } })
+    .get('/', () => ({ name: 'tollgate', docs: '/swagger' }), { detail: { hide: true } })
+    .use(healthRoutes(services))
+    .use(modelRoutes(context, services))
+    .use(walletRoutes(context, services))
+    .use(pricingRoutes(context, services))
+    .use(pendingRoutes(context))
+    .use(adminRoutes(context, services))
+  methods = new RouteMethods(app.routes)
+
+  return {
+    routes: app.routes.map((route) => ({ method: route.method, path: route.path })),
+    async handle(request) {
+      const startedAt = performance.now()
+      const requestId = newId('req')
+      const requestContext = { requestId }
+      attachContext(request, requestContext)
+      let response: Response
+      try {
+        response = await app.handle(request)
+      } catch (error) {
+        response = renderError(asGatewayError(error), surfaceOfPath(new URL(request.url).pathname))
+      }
+      response = withHeader(response, 'x-request-id', requestId)
+      logRequest(options.log, request, response, requestContext, performance.now() - startedAt)
+      return response
+    },
+  }
+}
+
+/** Responses relayed from fetch have immutable headers; those are copied, not changed. */
+function withHeader(response: Response, name: string, value: string): Response {
+  try {
+    response.headers.set(name, value)
+    return response
+  } catch {
+    const copy = new Response(response.body, response)
+    copy.headers.set(name, value)
+    return copy
+  }
+}

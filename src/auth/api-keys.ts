@@ -1,0 +1,116 @@
+import { eq } from 'drizzle-orm'
+import { creditWallet, ensureWallet } from '../billing/wallets'
+import type { Database } from '../db/client'
+import { apiKeys } from '../db/schema'
+import { InvalidApiKeyError } from '../errors/kinds'
+import { newId } from '../util/ids'
+import { generateApiKey, hashApiKey, keyHint, looksLikeApiKey, parseApiKey, sameHash, type KeyEnv } from './api-key-secret'
+
+export type ApiKeyRow = typeof apiKeys.$inferSelect
+
+export interface NewApiKey {
+  accountId: string
+  env: KeyEnv
+  name?: string
+  scopes?: string[]
+  allowedModels?: string[]
+  monthlyQuota?: bigint
+  /** Micro-credits; given (even 0) means the key pays from its own allotment. */
+  allotment?: bigint
+  expiresAt?: Date
+  rpm?: number
+  tpm?: number
+}
+
+/** Revocation must reach every instance within 5 s (CONTRACT.md §7), so nothing is cached longer. */
+const CACHE_TTL_MS = 5000
+const CACHE_MAX_ENTRIES = 10_000
+
+interface CacheEntry {
+  row: ApiKeyRow | undefined
+  until: number
+}
+
+/** API keys: creation, revocation and the per-request check, with a short-lived lookup cache. */
+export class ApiKeyStore {
+  private readonly cache = new Map<string, CacheEntry>()
+
+  constructor(
+    private readonly db: Database,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Returns the stored row and the full key, which exists nowhere else afterwards. */
+  async create(input: NewApiKey): Promise<{ row: ApiKeyRow; key: string }> {
+    const key = generateApiKey(input.env)
+    const row = await this.db.transaction(async (tx) => {
+      const [row] = await tx
+        .insert(apiKeys)
+        .values({
+          id: newId('key'),
+          accountId: input.accountId,
+          env: input.env,
+          name: input.name ?? null,
+          secretHash: hashApiKey(key),
+          hint: keyHint(key),
+          scopes: input.scopes ?? null,
+          allowedModels: input.allowedModels ?? null,
+          monthlyQuota: input.monthlyQuota ?? null,
+          expiresAt: input.expiresAt ?? null,
+          rpm: input.rpm ?? null,
+          tpm: input.tpm ?? null,
+        })
+        .returning()
+      if (!row) throw new Error('key insert returned nothing')
+      if (input.allotment !== undefined) {
+        const wallet = await ensureWallet(tx, 'key_allotment', row.id)
+        if (input.allotment > 0n) {
+          await creditWallet(tx, wallet.id, input.allotment, { note: 'initial allotment', parties: { accountId: row.accountId, keyId: row.id, env: row.env } })
+        }
+      }
+      return row
+    })
+    return { row, key }
+  }
+
+  async get(id: string): Promise<ApiKeyRow | undefined> {
+    const [row] = await this.db.select().from(apiKeys).where(eq(apiKeys.id, id))
+    return row
+  }
+
+  /** Idempotent: revoking a revoked key keeps its first revocation time. */
+  async revoke(id: string): Promise<ApiKeyRow | undefined> {
+    const existing = await this.get(id)
+    if (!existing) return undefined
+    let row = existing
+    if (!existing.revokedAt) {
+      const [updated] = await this.db.update(apiKeys).set({ revokedAt: new Date(this.now()) }).where(eq(apiKeys.id, id)).returning()
+      row = updated ?? existing
+    }
+    for (const [hash, entry] of this.cache) if (entry.row?.id === id) this.cache.delete(hash)
+    return row
+  }
+
+  /** The live key behind a presented credential, or InvalidApiKeyError. */
+  async verify(credential: string): Promise<ApiKeyRow> {
+    if (!looksLikeApiKey(credential) || !parseApiKey(credential)) {
+      throw new InvalidApiKeyError('The API key is malformed: expected tollgate_sk_prod_… or tollgate_sk_dev_….')
+    }
+    const hash = hashApiKey(credential)
+    const row = await this.lookup(hash)
+    if (!row || !sameHash(row.secretHash, hash)) throw new InvalidApiKeyError('The API key is not valid.')
+    if (row.revokedAt) throw new InvalidApiKeyError('The API key has been revoked.')
+    if (row.expiresAt && row.expiresAt.getTime() <= this.now()) throw new InvalidApiKeyError('The API key has expired.')
+    return row
+  }
+
+  private async lookup(hash: string): Promise<ApiKeyRow | undefined> {
+    const now = this.now()
+    const cached = this.cache.get(hash)
+    if (cached && cached.until > now) return cached.row
+    const [row] = await this.db.select().from(apiKeys).where(eq(apiKeys.secretHash, hash))
+    if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.clear()
+    this.cache.set(hash, { row, until: now + CACHE_TTL_MS })
+    return row
+  }
+}

@@ -1,0 +1,54 @@
+import { InvalidApiKeyError, KeyScopeError } from '../errors/kinds'
+import { looksLikeApiKey } from './api-key-secret'
+import type { ApiKeyRow, ApiKeyStore } from './api-keys'
+import type { RouteRule } from './route-rules'
+import type { UserRow, UserStore } from './users'
+import type { UserTokenVerifier } from './user-tokens'
+
+/** Who is calling: decided once per request from the route's rule and the headers. */
+export type Caller = { kind: 'anonymous' } | { kind: 'api-key'; key: ApiKeyRow } | { kind: 'user'; user: UserRow }
+
+const ANONYMOUS: Caller = { kind: 'anonymous' }
+
+export class Authenticator {
+  constructor(
+    private readonly keys: ApiKeyStore,
+    private readonly tokens: UserTokenVerifier,
+    private readonly users: UserStore,
+  ) {}
+
+  async authenticate(rule: RouteRule, headers: Headers): Promise<Caller> {
+    if (rule.credentials === 'public') return ANONYMOUS
+    const authorization = headers.get('authorization')
+    const apiKeyHeader = headers.get('x-api-key')
+    let caller: Caller
+    if (authorization !== null) {
+      caller = await this.identify(bearerCredential(authorization), rule)
+    } else if (apiKeyHeader !== null && rule.credentials === 'bearer-or-x-api-key') {
+      caller = { kind: 'api-key', key: await this.keys.verify(apiKeyHeader.trim()) }
+    } else if (rule.credentials === 'optional-bearer') {
+      return ANONYMOUS
+    } else if (apiKeyHeader !== null) {
+      throw new InvalidApiKeyError('This route takes its API key in "Authorization: Bearer <key>", not in x-api-key.')
+    } else {
+      throw new InvalidApiKeyError('No credential was sent: use "Authorization: Bearer <key>".')
+    }
+    if (caller.kind === 'api-key' && rule.scope && caller.key.scopes && !caller.key.scopes.includes(rule.scope)) {
+      throw new KeyScopeError(`This API key's scopes do not include "${rule.scope}".`)
+    }
+    return caller
+  }
+
+  private async identify(credential: string, rule: RouteRule): Promise<Caller> {
+    if (looksLikeApiKey(credential)) return { kind: 'api-key', key: await this.keys.verify(credential) }
+    if (rule.apiKeyOnly) throw new InvalidApiKeyError('This route needs an API key; user tokens are not accepted here.')
+    const verified = await this.tokens.verify(credential)
+    return { kind: 'user', user: await this.users.findOrCreate(verified.issuer, verified.subject) }
+  }
+}
+
+function bearerCredential(header: string): string {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
+  if (!match?.[1]) throw new InvalidApiKeyError('The Authorization header must be "Bearer <credential>".')
+  return match[1]
+}

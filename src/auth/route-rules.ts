@@ -1,0 +1,49 @@
+/** What a key's explicit `scopes` can grant (CONTRACT.md §4). */
+export const KEY_SCOPES = ['chat', 'responses', 'embeddings', 'images', 'videos', 'messages', 'audio', 'wallet', 'pricing'] as const
+export type KeyScope = (typeof KEY_SCOPES)[number]
+
+/**
+ * How a route takes credentials (API.md §5.2):
+ * - `bearer`: an API key or user token in `Authorization: Bearer` is required; `x-api-key` is refused.
+ * - `bearer-or-x-api-key`: either header; the messages-client style is welcome.
+ * - `optional-bearer`: anonymous callers are served; a Bearer credential, when sent, is checked and used.
+ * - `public`: credentials are ignored.
+ */
+export type CredentialRule = 'bearer' | 'bearer-or-x-api-key' | 'optional-bearer' | 'public'
+
+export interface RouteRule {
+  method: 'GET' | 'POST'
+  /** The route as the router names it (`*` is the rest of the path). */
+  path: string
+  credentials: CredentialRule
+  /** The key scope the route needs; a key without explicit scopes may use every route. */
+  scope?: KeyScope
+  /** Only API keys: a user token is refused with invalid_api_key. */
+  apiKeyOnly?: boolean
+}
+
+/** The one table every /v1 route consults before its handler runs. */
+export const ROUTE_RULES: readonly RouteRule[] = [
+  { method: 'POST', path: '/v1/chat/completions', credentials: 'bearer', scope: 'chat' },
+  { method: 'POST', path: '/v1/responses', credentials: 'bearer', scope: 'responses' },
+  { method: 'POST', path: '/v1/embeddings', credentials: 'bearer', scope: 'embeddings' },
+  { method: 'POST', path: '/v1/images/generations', credentials: 'bearer', scope: 'images' },
+  { method: 'POST', path: '/v1/videos/generations', credentials: 'bearer', scope: 'videos' },
+  { method: 'POST', path: '/v1/messages', credentials: 'bearer-or-x-api-key', scope: 'messages' },
+  { method: 'POST', path: '/v1/messages/count_tokens', credentials: 'bearer-or-x-api-key', scope: 'messages' },
+  { method: 'POST', path: '/v1/audio/transcriptions', credentials: 'bearer-or-x-api-key', scope: 'audio' },
+  { method: 'POST', path: '/v1/audio/speech', credentials: 'bearer-or-x-api-key', scope: 'audio' },
+  { method: 'GET', path: '/v1/models', credentials: 'optional-bearer' },
+  { method: 'GET', path: '/v1/models/*', credentials: 'optional-bearer' },
+  { method: 'GET', path: '/v1/models/coding', credentials: 'public' },
+  { method: 'GET', path: '/v1/wallet', credentials: 'bearer', scope: 'wallet', apiKeyOnly: true },
+  { method: 'GET', path: '/v1/pricing', credentials: 'bearer', scope: 'pricing' },
+  { method: 'GET', path: '/v1/healthz', credentials: 'public' },
+  { method: 'GET', path: '/v1/readyz', credentials: 'public' },
+]
+
+const byRoute = new Map(ROUTE_RULES.map((rule) => [`${rule.method} ${rule.path}`, rule]))
+
+export function ruleFor(method: string, routePath: string): RouteRule | undefined {
+  return byRoute.get(`${method} ${routePath}`)
+}

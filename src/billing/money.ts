@@ -1,0 +1,38 @@
+/**
+ * Credits cross the JSON edge as numbers with up to six decimals; inside they are integer
+ * micro-credits (bigint). These are the only two conversions.
+ */
+
+export const MICROS_PER_CREDIT = 1_000_000n
+/** Larger amounts are surely typos, and beyond it doubles stop holding six decimals exactly. */
+export const MAX_CREDITS = 1_000_000_000
+
+/** Exact: goes through the decimal text, never through a float multiplication. Undefined when `credits` has more than six decimals or is out of range. */
+export function creditsToMicros(credits: number): bigint | undefined {
+  if (!Number.isFinite(credits) || Math.abs(credits) > MAX_CREDITS) return undefined
+  const fixed = credits.toFixed(6)
+  if (Number(fixed) !== credits) return undefined
+  return BigInt(fixed.replace('.', ''))
+}
+
+export function microsToCredits(micros: bigint): number {
+  // Through decimal text, so the result is the double nearest the exact amount.
+  const sign = micros < 0n ? '-' : ''
+  const magnitude = micros < 0n ? -micros : micros
+  const fraction = (magnitude % MICROS_PER_CREDIT).toString().padStart(6, '0')
+  return Number(`${sign}${magnitude / MICROS_PER_CREDIT}.${fraction}`)
+}
+
+export interface BalanceView {
+  balance: number
+  held: number
+  available: number
+}
+
+export function balanceView(wallet: { balance: bigint; held: bigint }): BalanceView {
+  return {
+    balance: microsToCredits(wallet.balance),
+    held: microsToCredits(wallet.held),
+    available: microsToCredits(wallet.balance - wallet.held),
+  }
+}

@@ -1,0 +1,88 @@
+import { Type, type Static } from '@sinclair/typebox'
+
+/**
+ * The catalogue part of the config file (CONTRACT.md §2): providers, models and aliases.
+ * The built-in catalogue (builtin.ts) has the same shape.
+ */
+
+const Price = Type.Number({ minimum: 0 })
+
+export const ProviderSchema = Type.Object(
+  {
+    api: Type.Union([Type.Literal('openai'), Type.Literal('anthropic'), Type.Literal('gemini'), Type.Literal('vertex')]),
+    baseUrl: Type.String({ pattern: '^https?://[^\\s]+$' }),
+    apiKey: Type.Optional(Type.String({ minLength: 1 })),
+    apiKeyEnv: Type.Optional(Type.String({ minLength: 1 })),
+    project: Type.Optional(Type.String({ minLength: 1 })),
+    location: Type.Optional(Type.String({ minLength: 1 })),
+    accessTokenEnv: Type.Optional(Type.String({ minLength: 1 })),
+    pollIntervalMs: Type.Optional(Type.Integer({ minimum: 10 })),
+  },
+  { additionalProperties: false },
+)
+
+export const PricingSchema = Type.Object(
+  {
+    input: Type.Optional(Price),
+    output: Type.Optional(Price),
+    cacheRead: Type.Optional(Price),
+    cacheWrite: Type.Optional(Price),
+    webSearch: Type.Optional(Price),
+    image: Type.Optional(Price),
+    videoSecond: Type.Optional(Price),
+    inputChars: Type.Optional(Price),
+    audioMinute: Type.Optional(Price),
+  },
+  { additionalProperties: false },
+)
+
+export const ModelTypeSchema = Type.Union([
+  Type.Literal('chat'),
+  Type.Literal('embedding'),
+  Type.Literal('image'),
+  Type.Literal('video'),
+  Type.Literal('speech'),
+  Type.Literal('transcription'),
+])
+
+export const ModelSchema = Type.Object(
+  {
+    id: Type.String({ pattern: '^[a-z0-9][a-z0-9._-]*/[^\\s]+$' }),
+    type: ModelTypeSchema,
+    routes: Type.Array(
+      Type.Object({ provider: Type.String({ minLength: 1 }), model: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
+      { minItems: 1 },
+    ),
+    pricing: PricingSchema,
+    contextWindow: Type.Optional(Type.Integer({ minimum: 1 })),
+    maxOutputTokens: Type.Optional(Type.Integer({ minimum: 1 })),
+    tags: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    videoFamily: Type.Optional(Type.Union([Type.Literal('A'), Type.Literal('B')])),
+  },
+  { additionalProperties: false },
+)
+
+export const AliasSchema = Type.Object(
+  {
+    id: Type.String({ pattern: '^tollgate/[^\\s/]+$' }),
+    strategy: Type.Literal('fallback'),
+    targets: Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
+  },
+  { additionalProperties: false },
+)
+
+export const CatalogFileSchema = Type.Object(
+  {
+    providers: Type.Record(Type.String({ pattern: '^[a-zA-Z0-9_-]+$' }), ProviderSchema),
+    models: Type.Array(ModelSchema),
+    aliases: Type.Optional(Type.Array(AliasSchema)),
+  },
+  { additionalProperties: false },
+)
+
+export type ProviderEntry = Static<typeof ProviderSchema>
+export type Pricing = Static<typeof PricingSchema>
+export type ModelType = Static<typeof ModelTypeSchema>
+export type ModelEntry = Static<typeof ModelSchema>
+export type AliasEntry = Static<typeof AliasSchema>
+export type CatalogFile = Static<typeof CatalogFileSchema>

@@ -1,0 +1,166 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+import { builtinCatalog } from './catalog/builtin'
+import { pointerToPath } from './util/json-pointer'
+import { describeSchemaError } from './util/schema-errors'
+import { CatalogFileSchema, type AliasEntry, type CatalogFile, type ModelEntry, type ProviderEntry } from './catalog/catalog-schema'
+
+/** Everything the gateway reads from outside, checked once at start (CONTRACT.md §1–2). */
+export interface Config {
+  host: string
+  port: number
+  databaseUrl: string | undefined
+  dataDir: string
+  adminToken: string | undefined
+  oidc: OidcConfig | undefined
+  redisUrl: string | undefined
+  providers: Map<string, ProviderConfig>
+  models: ModelEntry[]
+  aliases: AliasEntry[]
+}
+
+export interface OidcConfig {
+  issuer: string
+  audience: string | undefined
+  jwksUrl: string | undefined
+  scope: string
+}
+
+/** A provider with its credential resolved from the environment. */
+export interface ProviderConfig extends ProviderEntry {
+  name: string
+  /** The API key or access token, when the provider takes one and it is set. */
+  credential: string | undefined
+  /** Whether the provider can be called: its credential is set, or it needs none. */
+  configured: boolean
+  pollIntervalMs: number
+}
+
+export class ConfigError extends Error {}
+
+const EnvSchema = Type.Object({
+  PORT: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}$' })),
+  HOST: Type.Optional(Type.String({ minLength: 1 })),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  TOLLGATE_DATA_DIR: Type.Optional(Type.String({ minLength: 1 })),
+  TOLLGATE_CONFIG: Type.Optional(Type.String({ minLength: 1 })),
+  TOLLGATE_ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 1 })),
+  TOLLGATE_OIDC_ISSUER: Type.Optional(Type.String({ pattern: '^https?://' })),
+  TOLLGATE_OIDC_AUDIENCE: Type.Optional(Type.String({ minLength: 1 })),
+  TOLLGATE_OIDC_JWKS_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
+  TOLLGATE_OIDC_SCOPE: Type.Optional(Type.String({ pattern: '^\\S+$' })),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+})
+
+type Env = Record<string, string | undefined>
+
+export function loadConfig(env: Env = process.env): Config {
+  // Empty variables count as unset, as shells and container runtimes often leave them so.
+  const set = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''))
+  const vars = check(EnvSchema, pick(set, Object.keys(EnvSchema.properties)), 'environment', (path) => path.slice(1))
+  const port = Number(vars.PORT ?? 8080)
+  if (port > 65535) throw new ConfigError('environment: PORT must be between 0 and 65535')
+
+  const catalog = loadCatalog(vars.TOLLGATE_CONFIG, set)
+  return {
+    host: vars.HOST ?? '127.0.0.1',
+    port,
+    databaseUrl: vars.DATABASE_URL,
+    dataDir: vars.TOLLGATE_DATA_DIR ?? './data',
+    adminToken: vars.TOLLGATE_ADMIN_TOKEN,
+    oidc: vars.TOLLGATE_OIDC_ISSUER
+      ? {
+          issuer: vars.TOLLGATE_OIDC_ISSUER,
+          audience: vars.TOLLGATE_OIDC_AUDIENCE,
+          jwksUrl: vars.TOLLGATE_OIDC_JWKS_URL,
+          scope: vars.TOLLGATE_OIDC_SCOPE ?? 'inference',
+        }
+      : undefined,
+    redisUrl: vars.REDIS_URL,
+    providers: resolveProviders(catalog.providers, set),
+    models: catalog.models,
+    aliases: catalog.aliases ?? [],
+  }
+}
+
+function loadCatalog(explicitPath: string | undefined, env: Env): CatalogFile {
+  const path = explicitPath ?? (existsSync('./tollgate.json') ? './tollgate.json' : undefined)
+  if (!path) return builtinCatalog(env)
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch {
+    throw new ConfigError(`${path}: cannot read the config file`)
+  }
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch (error) {
+    throw new ConfigError(`${path}: not valid JSON (${error instanceof Error ? error.message : String(error)})`)
+  }
+  const catalog = check(CatalogFileSchema, parsed, path, pointerToPath)
+  checkReferences(catalog, path)
+  return catalog
+}
+
+/** What the schema cannot say: references between entries and unique ids. */
+function checkReferences(catalog: CatalogFile, file: string): void {
+  const fail = (path: string, message: string): never => {
+    throw new ConfigError(`${file}: ${path}: ${message}`)
+  }
+  const ids = new Set<string>()
+  catalog.models.forEach((model, index) => {
+    const vendor = model.id.split('/')[0]
+    if (vendor === 'tollgate' || vendor === 'custom') fail(`models[${index}].id`, `the prefix "${vendor}/" is reserved`)
+    if (ids.has(model.id)) fail(`models[${index}].id`, `duplicate model id "${model.id}"`)
+    ids.add(model.id)
+    model.routes.forEach((route, routeIndex) => {
+      if (!catalog.providers[route.provider]) fail(`models[${index}].routes[${routeIndex}].provider`, `unknown provider "${route.provider}"`)
+    })
+    if (model.type === 'video' && !model.videoFamily) fail(`models[${index}].videoFamily`, 'video models need "A" or "B"')
+  })
+  const chatModels = new Set(catalog.models.filter((model) => model.type === 'chat').map((model) => model.id))
+  catalog.aliases?.forEach((alias, index) => {
+    if (ids.has(alias.id)) fail(`aliases[${index}].id`, `duplicate id "${alias.id}"`)
+    ids.add(alias.id)
+    alias.targets.forEach((target, targetIndex) => {
+      if (!chatModels.has(target)) fail(`aliases[${index}].targets[${targetIndex}]`, `"${target}" is not a chat model of this catalogue`)
+    })
+  })
+  for (const [name, provider] of Object.entries(catalog.providers)) {
+    if (provider.api === 'vertex' && (!provider.project || !provider.location)) {
+      fail(`providers.${name}`, 'vertex providers need "project" and "location"')
+    }
+  }
+}
+
+function resolveProviders(entries: Record<string, ProviderEntry>, env: Env): Map<string, ProviderConfig> {
+  const providers = new Map<string, ProviderConfig>()
+  for (const [name, entry] of Object.entries(entries)) {
+    const credentialEnv = entry.api === 'vertex' ? entry.accessTokenEnv : entry.apiKeyEnv
+    const credential = entry.apiKey ?? (credentialEnv ? env[credentialEnv] : undefined)
+    const needsCredential = entry.apiKey !== undefined || credentialEnv !== undefined
+    providers.set(name, {
+      ...entry,
+      name,
+      credential,
+      configured: !needsCredential || credential !== undefined,
+      pollIntervalMs: entry.pollIntervalMs ?? 5000,
+    })
+  }
+  return providers
+}
+
+function check<T extends TSchema>(schema: T, value: unknown, source: string, formatPath: (pointer: string) => string): Static<T> {
+  const first = Value.Errors(schema, value).First()
+  if (first) {
+    const path = formatPath(first.path) || '(root)'
+    throw new ConfigError(`${source}: ${path}: ${describeSchemaError(first)}`)
+  }
+  return value as Static<T>
+}
+
+function pick(source: Env, keys: string[]): Env {
+  return Object.fromEntries(keys.filter((key) => source[key] !== undefined).map((key) => [key, source[key]]))
+}

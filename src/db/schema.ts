@@ -1,0 +1,163 @@
+import { sql } from 'drizzle-orm'
+import { bigint, check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+
+/**
+ * Money is integer micro-credits (1 credit = 1,000,000) in bigint columns everywhere.
+ * Ids are prefixed random strings (`acct_…`, `key_…`), except ledger entries, whose
+ * identity column also gives their order.
+ */
+
+const micros = (name: string) => bigint(name, { mode: 'bigint' })
+const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow()
+
+export const accounts = pgTable('accounts', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  createdAt: createdAt(),
+})
+
+export type PayerKind = 'wallet' | 'key_allotment' | 'user_allotment'
+
+/**
+ * Every balance that can pay: an account's wallet, a key's allotment or a user's allotment.
+ * One table so that a hold is one conditional update whoever pays. The checks make
+ * overspending impossible even for a buggy caller: `held` never exceeds `balance`.
+ */
+export const wallets = pgTable(
+  'wallets',
+  {
+    id: text('id').primaryKey(),
+    kind: text('kind').$type<PayerKind>().notNull(),
+    ownerId: text('owner_id').notNull(),
+    balance: micros('balance').notNull().default(sql`0`),
+    held: micros('held').notNull().default(sql`0`),
+    createdAt: createdAt(),
+  },
+  (table) => [
+    uniqueIndex('wallets_owner').on(table.kind, table.ownerId),
+    check('wallets_held_not_negative', sql`${table.held} >= 0`),
+    check('wallets_available_not_negative', sql`${table.balance} >= ${table.held}`),
+  ],
+)
+
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    env: text('env').$type<'prod' | 'dev'>().notNull(),
+    name: text('name'),
+    /** SHA-256 of the whole key, hex. The key itself is never stored. */
+    secretHash: text('secret_hash').notNull(),
+    /** The last four characters, so people can tell their keys apart. */
+    hint: text('hint').notNull(),
+    scopes: jsonb('scopes').$type<string[]>(),
+    allowedModels: jsonb('allowed_models').$type<string[]>(),
+    monthlyQuota: micros('monthly_quota'),
+    rpm: integer('rpm'),
+    tpm: integer('tpm'),
+    expiresAt: timestamp('expires_at', { withTimezone: true }),
+    revokedAt: timestamp('revoked_at', { withTimezone: true }),
+    createdAt: createdAt(),
+  },
+  (table) => [uniqueIndex('api_keys_secret_hash').on(table.secretHash), index('api_keys_account').on(table.accountId)],
+)
+
+/** People signed in through the identity provider, known by issuer and subject. */
+export const users = pgTable(
+  'users',
+  {
+    id: text('id').primaryKey(),
+    issuer: text('issuer').notNull(),
+    subject: text('subject').notNull(),
+    createdAt: createdAt(),
+  },
+  (table) => [uniqueIndex('users_identity').on(table.issuer, table.subject)],
+)
+
+export type HoldStatus = 'open' | 'settled' | 'released' | 'expired'
+
+/** Credit reserved for one request until it settles; `expiresAt` lets a sweep free a crashed one. */
+export const holds = pgTable(
+  'holds',
+  {
+    id: text('id').primaryKey(),
+    requestId: text('request_id').notNull(),
+    walletId: text('wallet_id')
+      .notNull()
+      .references(() => wallets.id),
+    accountId: text('account_id'),
+    keyId: text('key_id'),
+    userId: text('user_id'),
+    amount: micros('amount').notNull(),
+    model: text('model').notNull(),
+    route: text('route').notNull(),
+    status: text('status').$type<HoldStatus>().notNull().default('open'),
+    createdAt: createdAt(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    closedAt: timestamp('closed_at', { withTimezone: true }),
+  },
+  (table) => [
+    index('holds_open_expiry').on(table.expiresAt).where(sql`${table.status} = 'open'`),
+    index('holds_open_key').on(table.keyId).where(sql`${table.status} = 'open'`),
+    check('holds_amount_not_negative', sql`${table.amount} >= 0`),
+  ],
+)
+
+export type LedgerKind = 'topup' | 'adjustment' | 'hold' | 'charge' | 'release' | 'expire'
+
+/**
+ * Append-only: rows are inserted, never updated or deleted. A wallet's balance equals the sum
+ * of its top-ups and adjustments minus its charges.
+ */
+export const ledgerEntries = pgTable(
+  'ledger_entries',
+  {
+    id: bigint('id', { mode: 'bigint' }).primaryKey().generatedAlwaysAsIdentity(),
+    createdAt: createdAt(),
+    kind: text('kind').$type<LedgerKind>().notNull(),
+    amount: micros('amount').notNull(),
+    walletId: text('wallet_id')
+      .notNull()
+      .references(() => wallets.id),
+    payerType: text('payer_type').$type<PayerKind>().notNull(),
+    accountId: text('account_id'),
+    keyId: text('key_id'),
+    userSub: text('user_sub'),
+    env: text('env'),
+    requestId: text('request_id'),
+    holdId: text('hold_id'),
+    model: text('model'),
+    route: text('route'),
+    usage: jsonb('usage').$type<Record<string, unknown>>(),
+    uncollected: micros('uncollected').notNull().default(sql`0`),
+    idempotencyKey: text('idempotency_key'),
+    note: text('note'),
+  },
+  (table) => [
+    uniqueIndex('ledger_idempotency').on(table.walletId, table.idempotencyKey).where(sql`${table.idempotencyKey} is not null`),
+    index('ledger_account').on(table.accountId, table.id),
+    index('ledger_key').on(table.keyId, table.id),
+    index('ledger_user').on(table.userSub, table.id),
+    index('ledger_request').on(table.requestId),
+  ],
+)
+
+/** An account's own named model: a base model with a system prompt and default parameters. */
+export const customModels = pgTable(
+  'custom_models',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    name: text('name').notNull(),
+    baseModel: text('base_model').notNull(),
+    system: text('system'),
+    defaults: jsonb('defaults').$type<Record<string, unknown>>(),
+    createdAt: createdAt(),
+  },
+  (table) => [uniqueIndex('custom_models_name').on(table.accountId, table.name)],
+)

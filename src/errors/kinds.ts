@@ -1,0 +1,127 @@
+import { GatewayError } from './gateway-error'
+
+export class InvalidRequestError extends GatewayError {
+  readonly status = 400
+  readonly code = 'invalid_request'
+  readonly type = 'invalid_request_error'
+}
+
+export class ModelNotSupportedError extends GatewayError {
+  readonly status = 400
+  readonly code = 'model_not_supported'
+  readonly type = 'invalid_request_error'
+}
+
+export class InvalidApiKeyError extends GatewayError {
+  readonly status = 401
+  readonly code = 'invalid_api_key'
+  readonly type = 'authentication_error'
+}
+
+export class InvalidTokenError extends GatewayError {
+  readonly status = 401
+  readonly code = 'invalid_token'
+  readonly type = 'authentication_error'
+}
+
+/** A user token without the inference scope. */
+export class TokenScopeError extends GatewayError {
+  readonly status = 401
+  readonly code = 'insufficient_scope'
+  readonly type = 'authentication_error'
+}
+
+/** An API key whose explicit scopes exclude the endpoint. */
+export class KeyScopeError extends GatewayError {
+  readonly status = 403
+  readonly code = 'insufficient_scope'
+  readonly type = 'permission_error'
+}
+
+export class InsufficientBalanceError extends GatewayError {
+  readonly status = 402
+  readonly code = 'insufficient_balance'
+  readonly type = 'billing_error'
+}
+
+export class ModelNotAllowedError extends GatewayError {
+  readonly status = 403
+  readonly code = 'model_not_allowed'
+  readonly type = 'permission_error'
+}
+
+export class QuotaExceededError extends GatewayError {
+  readonly status = 403
+  readonly code = 'api_key_quota_exceeded'
+  readonly type = 'permission_error'
+}
+
+export class NotFoundError extends GatewayError {
+  readonly status = 404
+  readonly code = 'not_found'
+  readonly type = 'not_found_error'
+}
+
+export class ModelNotFoundError extends GatewayError {
+  readonly status = 404
+  readonly code = 'model_not_found'
+  readonly type = 'not_found_error'
+}
+
+export class MethodNotAllowedError extends GatewayError {
+  readonly status = 405
+  readonly code = 'method_not_allowed'
+  readonly type = 'invalid_request_error'
+}
+
+/** The same idempotency key was sent again with different content. */
+export class IdempotencyConflictError extends GatewayError {
+  readonly status = 409
+  readonly code = 'idempotency_conflict'
+  readonly type = 'invalid_request_error'
+}
+
+export class RequestTooLargeError extends GatewayError {
+  readonly status = 413
+  readonly code = 'request_too_large'
+  readonly type = 'request_too_large'
+}
+
+export class RateLimitError extends GatewayError {
+  readonly status = 429
+  readonly code = 'rate_limit_exceeded'
+  readonly type = 'rate_limit_error'
+  override readonly retryable = true
+
+  constructor(message: string, retryAfterSeconds: number) {
+    super(message, { headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) } })
+  }
+}
+
+export class UpstreamError extends GatewayError {
+  readonly status = 502
+  readonly code = 'upstream_error'
+  readonly type = 'api_error'
+  override readonly retryable = true
+}
+
+export class NoRouteAvailableError extends GatewayError {
+  readonly status = 503
+  readonly code = 'no_route_available'
+  readonly type = 'overloaded_error'
+  override readonly retryable = true
+}
+
+export class UpstreamTimeoutError extends GatewayError {
+  readonly status = 504
+  readonly code = 'upstream_timeout'
+  readonly type = 'timeout_error'
+  override readonly retryable = true
+}
+
+/** The last resort for bugs: never carries the original message to the client. */
+export class InternalError extends GatewayError {
+  readonly status = 500
+  readonly code = 'internal_error'
+  readonly type = 'api_error'
+}

@@ -1,0 +1,47 @@
+import type { ValidationError } from 'elysia'
+import { GatewayError } from '../errors/gateway-error'
+import { InvalidRequestError, MethodNotAllowedError, NotFoundError } from '../errors/kinds'
+import { asGatewayError, renderError, surfaceOfPath } from '../errors/render'
+import { pointerToPath } from '../util/json-pointer'
+import { describeSchemaError } from '../util/schema-errors'
+import type { RouteMethods } from './method-check'
+
+/**
+ * The one place errors become responses: whatever was thrown, wherever, is rendered in the
+ * envelope of the surface the client called.
+ */
+export function renderFrameworkError(code: string | number, error: unknown, request: Request, methods: RouteMethods): Response {
+  const pathname = new URL(request.url).pathname
+  return renderError(toGatewayError(code, error, request.method, pathname, methods), surfaceOfPath(pathname))
+}
+
+function toGatewayError(code: string | number, error: unknown, method: string, pathname: string, methods: RouteMethods): GatewayError {
+  if (error instanceof GatewayError) return error
+  switch (code) {
+    case 'VALIDATION':
+      return validationError(error as ValidationError)
+    case 'PARSE':
+      return new InvalidRequestError('The request body could not be parsed.')
+    case 'NOT_FOUND': {
+      const allowed = methods.allowed(pathname)
+      if (allowed.length > 0) {
+        return new MethodNotAllowedError(`${method} is not allowed on ${pathname}; use ${allowed.join(' or ')}.`, {
+          headers: { allow: allowed.join(', ') },
+        })
+      }
+      return new NotFoundError(`No route ${method} ${pathname}.`)
+    }
+    default:
+      console.error(JSON.stringify({ level: 'error', message: 'unhandled error', error: String(error), stack: (error as Error)?.stack }))
+      return asGatewayError(error)
+  }
+}
+
+function validationError(error: ValidationError): InvalidRequestError {
+  const first = error.all[0]
+  const param = first && 'path' in first ? pointerToPath(first.path) : ''
+  const where = error.type === 'body' ? '' : ` in the ${error.type}`
+  const message = first && 'schema' in first ? describeSchemaError(first) : 'Invalid value'
+  if (!param) return new InvalidRequestError(`Invalid request${where}: ${message}.`)
+  return new InvalidRequestError(`Invalid value for '${param}'${where}: ${message}.`, { param })
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env bun
+import { runAdminCommand, adminUsage } from './admin/cli'
+import { createApp } from './app'
+import { ConfigError, loadConfig, type Config } from './config'
+import { migrate } from './db/migrate'
+import { openConfiguredDatabase } from './db/open'
+import { createServices } from './services'
+import packageJson from '../package.json'
+
+const USAGE = `usage: tollgate [serve]          serve the gateway (default)
+       tollgate migrate          apply database migrations and exit
+       tollgate admin <command>  run an admin operation on the database
+       tollgate --version`
+
+async function main(args: string[]): Promise<number> {
+  const [command = 'serve', ...rest] = args
+  if (command === '--version' || command === 'version') return print(packageJson.version)
+  if (command === '--help' || command === 'help') return print(`${USAGE}\n\n${adminUsage()}`)
+  if (!['serve', 'migrate', 'admin'].includes(command)) {
+    console.error(USAGE)
+    return 2
+  }
+  const config = loadConfig()
+  if (command === 'admin' && rest.length === 0) return print(adminUsage(), 2)
+  const database = await openConfiguredDatabase(config)
+  if (command === 'serve') return serve(config, database)
+  try {
+    if (command === 'migrate') {
+      await migrate(database.db)
+      return print('migrations applied')
+    }
+    return await runAdminCommand(rest, async () => createServices({ config, db: database.db }), (text) => console.log(text))
+  } finally {
+    await database.close()
+  }
+}
+
+async function serve(config: Config, database: Awaited<ReturnType<typeof openConfiguredDatabase>>): Promise<number> {
+  const gateway = createApp(createServices({ config, db: database.db }), {
+    log: (line) => process.stdout.write(`${line}\n`),
+    version: packageJson.version,
+  })
+  const server = Bun.serve({
+    hostname: config.host,
+    port: config.port,
+    fetch: gateway.handle,
+    // Streams and long generations keep a connection quiet for a while; 255 s is Bun's maximum.
+    idleTimeout: 255,
+  })
+  console.log(JSON.stringify({ level: 'info', message: 'listening', url: server.url.href, database: database.kind }))
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve)
+    process.once('SIGTERM', resolve)
+  })
+  await server.stop()
+  await database.close()
+  return 0
+}
+
+function print(text: string, code = 0): number {
+  console.log(text)
+  return code
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error instanceof ConfigError ? `config error: ${error.message}` : `error: ${error instanceof Error ? error.message : String(error)}`)
+    process.exit(1)
+  },
+)
