@@ -53,7 +53,7 @@ export function createApp(services: Services, options: { log?: LogSink; version?
     .use(modelRoutes(context, services))
     .use(walletRoutes(context, services))
     .use(pricingRoutes(context, services))
-    .use(pendingRoutes(context))
+    .use(pendingRoutes(context, services))
     .use(adminRoutes(context, services))
   methods = new RouteMethods(app.routes)
 

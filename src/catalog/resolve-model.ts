@@ -1,0 +1,37 @@
+import type { Caller } from '../auth/authenticate'
+import { isModelAllowed } from '../auth/model-access'
+import { ModelNotAllowedError, ModelNotFoundError } from '../errors/kinds'
+import type { Services } from '../services'
+import type { AliasEntry, ModelEntry } from './catalog-schema'
+import type { CustomModelRow } from './custom-models'
+
+/** What a requested model id names, for the caller who asked. */
+export type ResolvedModel =
+  | { kind: 'model'; model: ModelEntry }
+  | { kind: 'alias'; alias: AliasEntry }
+  | { kind: 'custom'; custom: CustomModelRow; base: ModelEntry }
+
+/**
+ * The one check before any billable call: the model must exist for this caller (404
+ * model_not_found; another account's custom model does not exist for it) and be among the
+ * key's allowed models (403 model_not_allowed).
+ */
+export async function resolveModel(services: Services, caller: Caller, id: string): Promise<ResolvedModel> {
+  const resolved = await lookup(services, caller, id)
+  if (!resolved) throw new ModelNotFoundError(`The model '${id}' does not exist.`, { param: 'model' })
+  if (caller.kind === 'api-key' && !isModelAllowed(caller.key.allowedModels, id)) {
+    throw new ModelNotAllowedError(`This API key may not use the model '${id}'.`, { param: 'model' })
+  }
+  return resolved
+}
+
+async function lookup(services: Services, caller: Caller, id: string): Promise<ResolvedModel | undefined> {
+  const model = services.catalog.model(id)
+  if (model) return { kind: 'model', model }
+  const alias = services.catalog.alias(id)
+  if (alias) return { kind: 'alias', alias }
+  if (caller.kind !== 'api-key') return undefined
+  const custom = await services.customModels.find(caller.key.accountId, id)
+  const base = custom ? services.catalog.model(custom.baseModel) : undefined
+  return custom && base ? { kind: 'custom', custom, base } : undefined
+}

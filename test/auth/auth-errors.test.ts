@@ -1,0 +1,170 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { ledgerEntries, wallets } from '../../src/db/schema'
+import { eq } from 'drizzle-orm'
+import { testDatabases, type FreshDatabase } from '../support/databases'
+import { expectError } from '../support/envelopes'
+import { bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
+import { IdentityProvider } from '../support/identity-provider'
+
+/** Every error of API.md §5.3, with user tokens signed for real and checked against a live JWKS. */
+describe('authentication errors (API.md §5.3)', () => {
+  let database: FreshDatabase
+  let harness: TestGateway
+  let idp: IdentityProvider
+  let clock = Date.now()
+
+  beforeAll(async () => {
+    idp = await new IdentityProvider().start()
+    database = await testDatabases[0]!.open()
+    harness = startGateway(database, {
+      config: testConfig({ TOLLGATE_OIDC_ISSUER: idp.issuer, TOLLGATE_OIDC_AUDIENCE: idp.audience, TOLLGATE_OIDC_JWKS_URL: `${idp.issuer}/jwks` }),
+      now: () => clock,
+    })
+  })
+  afterAll(async () => {
+    idp.stop()
+    await database.close()
+  })
+
+  const pricing = (headers: Record<string, string>) => harness.call('GET', '/v1/pricing', { headers })
+  const chat = (headers: Record<string, string>, model = 'openai/gpt-5') =>
+    harness.call('POST', '/v1/chat/completions', { headers, body: { model, messages: [{ role: 'user', content: 'hi' }] } })
+
+  describe('401 invalid_api_key', () => {
+    test('missing header', async () => expectError(await pricing({}), 401, 'invalid_api_key'))
+    test('malformed header', async () => expectError(await pricing({ authorization: 'Basic dXNlcjpwYXNz' }), 401, 'invalid_api_key'))
+    test('empty Bearer', async () => expectError(await pricing({ authorization: 'Bearer ' }), 401, 'invalid_api_key'))
+    test('wrong service word', async () => {
+      const { key } = await harness.key()
+      expectError(await pricing(bearer(key.replace('tollgate_', 'openai_'))), 401, 'invalid_api_key')
+    })
+    test('wrong environment part', async () => {
+      const { key } = await harness.key()
+      expectError(await pricing(bearer(key.replace('_prod_', '_test_'))), 401, 'invalid_api_key')
+    })
+    test('secret too short', async () => expectError(await pricing(bearer('tollgate_sk_prod_abc')), 401, 'invalid_api_key'))
+    test('unknown key', async () => {
+      const { key } = await harness.key()
+      expectError(await pricing(bearer(`${key.slice(0, -1)}${key.endsWith('a') ? 'b' : 'a'}`)), 401, 'invalid_api_key')
+    })
+    test('revoked key, at once on the instance that revoked', async () => {
+      const { id, key } = await harness.key()
+      expect((await pricing(bearer(key))).status).toBe(200)
+      expect((await harness.admin('POST', `/keys/${id}/revoke`)).status).toBe(200)
+      expectError(await pricing(bearer(key)), 401, 'invalid_api_key')
+    })
+    test('expired key', async () => {
+      const { key } = await harness.key({ expires_at: new Date(clock + 60_000).toISOString() })
+      expect((await pricing(bearer(key))).status).toBe(200)
+      clock += 61_000
+      expectError(await pricing(bearer(key)), 401, 'invalid_api_key')
+    })
+    test('a dev key works like a prod key', async () => {
+      const { key } = await harness.key({ env: 'dev' })
+      expect(key).toStartWith('tollgate_sk_dev_')
+      expect((await pricing(bearer(key))).status).toBe(200)
+    })
+    test('messages-format envelope on /v1/messages*', async () => {
+      expectError(await harness.call('POST', '/v1/messages/count_tokens', { headers: { 'x-api-key': 'nope' }, body: {} }), 401, 'invalid_api_key', 'messages')
+      const reply = await harness.call('POST', '/v1/messages/count_tokens', { body: {} })
+      expectError(reply, 401, 'invalid_api_key', 'messages')
+      expect(reply.json.error.type).toBe('authentication_error')
+    })
+  })
+
+  describe('401 invalid_token', () => {
+    test('expired', async () => {
+      expectError(await pricing(bearer(await idp.token({}, { expiresIn: Math.floor(Date.now() / 1000) - 60 }))), 401, 'invalid_token')
+    })
+    test('issued for another client', async () => {
+      expectError(await pricing(bearer(await idp.token({ aud: 'someone-else' }))), 401, 'invalid_token')
+    })
+    test('from another issuer', async () => {
+      expectError(await pricing(bearer(await idp.token({}, { issuer: 'https://evil.example' }))), 401, 'invalid_token')
+    })
+    test('badly signed', async () => expectError(await pricing(bearer(await idp.forgedToken())), 401, 'invalid_token'))
+    test('signed by an unknown kid', async () => {
+      expectError(await pricing(bearer(await idp.token({}, { kid: 'never-published', unpublishedKey: true }))), 401, 'invalid_token')
+    })
+    test('not a JWT at all', async () => expectError(await pricing(bearer('not-a-jwt')), 401, 'invalid_token'))
+    test('refused when no identity provider is configured', async () => {
+      const plain = startGateway(database)
+      expectError(await plain.call('GET', '/v1/pricing', { headers: bearer(await idp.token()) }), 401, 'invalid_token')
+    })
+  })
+
+  describe('user tokens that pass', () => {
+    test('are accepted, create the user once with an empty allotment', async () => {
+      const token = await idp.token({ sub: 'first-timer' })
+      expect((await pricing(bearer(token))).status).toBe(200)
+      expect((await pricing(bearer(token))).status).toBe(200)
+      const allotment = await harness.admin('GET', `/users/allotment?iss=${encodeURIComponent(idp.issuer)}&sub=first-timer`)
+      expect(allotment.json).toEqual({ balance: 0, held: 0, available: 0 })
+    })
+    test('may name the client in azp instead of aud, and carry scopes as an scp array', async () => {
+      expect((await pricing(bearer(await idp.token({ aud: 'api', azp: idp.audience, scope: undefined, scp: ['inference'] })))).status).toBe(200)
+    })
+    test('the JWKS is downloaded once and again only for an unknown kid', async () => {
+      await pricing(bearer(await idp.token()))
+      const before = idp.jwksRequests
+      for (let i = 0; i < 3; i++) expect((await pricing(bearer(await idp.token()))).status).toBe(200)
+      expect(idp.jwksRequests).toBe(before)
+      await idp.rotate('key-2')
+      expect((await pricing(bearer(await idp.token({}, { kid: 'key-2' })))).status).toBe(200)
+      expect(idp.jwksRequests).toBe(before + 1)
+    })
+    test('the JWKS location is discovered from the issuer when not configured', async () => {
+      const discovered = startGateway(database, {
+        config: testConfig({ TOLLGATE_OIDC_ISSUER: idp.issuer, TOLLGATE_OIDC_AUDIENCE: idp.audience }),
+      })
+      expect(discovered.services.config.oidc?.jwksUrl).toBeUndefined()
+      expect((await discovered.call('GET', '/v1/pricing', { headers: bearer(await idp.token()) })).status).toBe(200)
+    })
+  })
+
+  test('401 insufficient_scope: a user token without the inference scope', async () => {
+    const reply = await pricing(bearer(await idp.token({ scope: 'openid profile' })))
+    expectError(reply, 401, 'insufficient_scope')
+    expect(reply.json.error.type).toBe('authentication_error')
+  })
+
+  test('403 insufficient_scope: an API key whose scopes exclude the endpoint', async () => {
+    const { key } = await harness.key({ scopes: ['chat'] })
+    expectError(await pricing(bearer(key)), 403, 'insufficient_scope')
+    expectError(await harness.call('GET', '/v1/wallet', { headers: bearer(key) }), 403, 'insufficient_scope')
+    expectError(await harness.call('POST', '/v1/messages', { headers: { 'x-api-key': key }, body: {} }), 403, 'insufficient_scope', 'messages')
+    // Within its scopes the key gets past authorization.
+    expect([401, 403]).not.toContain((await chat(bearer(key))).status)
+    // The models routes need no scope.
+    expect((await harness.call('GET', '/v1/models', { headers: bearer(key) })).status).toBe(200)
+  })
+
+  test('403 model_not_allowed: a model outside the key\'s allowed models', async () => {
+    const { key } = await harness.key({ allowed_models: ['anthropic/*', 'openai/gpt-5-mini'] })
+    expectError(await chat(bearer(key), 'openai/gpt-5'), 403, 'model_not_allowed')
+    const messages = await harness.call('POST', '/v1/messages', { headers: { 'x-api-key': key }, body: { model: 'openai/gpt-4o' } })
+    expectError(messages, 403, 'model_not_allowed', 'messages')
+    expect([403, 404]).not.toContain((await chat(bearer(key), 'openai/gpt-5-mini')).status)
+    expect([403, 404]).not.toContain((await chat(bearer(key), 'anthropic/claude-sonnet-4-5')).status)
+    expectError(await chat(bearer(key), 'openai/no-such-model'), 404, 'model_not_found')
+  })
+
+  test('403 api_key_quota_exceeded: the monthly quota is reached', async () => {
+    const { id, key, accountId } = await harness.key({ monthly_quota: 1.5 })
+    expect([401, 403]).not.toContain((await chat(bearer(key))).status)
+    // A charge of exactly the quota, this month.
+    const [wallet] = await database.db.select().from(wallets).where(eq(wallets.ownerId, accountId))
+    await database.db.insert(ledgerEntries).values({
+      kind: 'charge',
+      amount: 1_500_000n,
+      walletId: wallet!.id,
+      payerType: 'wallet',
+      accountId,
+      keyId: id,
+      createdAt: new Date(clock),
+    })
+    expectError(await chat(bearer(key)), 403, 'api_key_quota_exceeded')
+    const wallet2 = await harness.call('GET', '/v1/wallet', { headers: bearer(key) })
+    expect(wallet2.json.key).toMatchObject({ monthly_quota: 1.5, month_spent: 1.5 })
+  })
+})
