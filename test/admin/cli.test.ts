@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { testDatabases, type FreshDatabase } from '../support/databases'
+
+/** `tollgate admin …` run as a real process on the database the environment names. */
+async function tollgate(env: Record<string, string>, ...args: string[]) {
+  const child = Bun.spawn(['bun', 'src/main.ts', ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited])
+  let json: any
+  try {
+    json = JSON.parse(stdout)
+  } catch {
+    json = undefined
+  }
+  return { code, stdout, stderr, json }
+}
+
+for (const kind of testDatabases) {
+  describe(`admin CLI on ${kind.kind}`, () => {
+    let env: Record<string, string>
+    let database: FreshDatabase | undefined
+    let dataDir: string | undefined
+
+    beforeAll(async () => {
+      // Each command is a process opening its own database: seconds apiece on PGlite.
+      if (kind.kind === 'postgres') {
+        database = await kind.open({ migrated: false })
+        env = { DATABASE_URL: database.url! }
+      } else {
+        dataDir = mkdtempSync(join(tmpdir(), 'tollgate-cli-'))
+        env = { TOLLGATE_DATA_DIR: dataDir }
+      }
+    })
+    afterAll(async () => {
+      await database?.close()
+      if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+    })
+
+    test('creates an account, credits it once per idempotency key, makes a key and reads the ledger', async () => {
+      const account = await tollgate(env, 'admin', 'accounts', 'create', '--name', 'Acme CLI')
+      expect(account.code).toBe(0)
+      expect(account.json).toMatchObject({ name: 'Acme CLI', wallet: { balance: 0 } })
+      const id: string = account.json.id
+
+      for (let i = 0; i < 2; i++) {
+        const credited = await tollgate(env, 'admin', 'accounts', 'credit', '--id', id, '--amount', '12.5', '--idempotency-key', 'cli-1')
+        expect(credited.json).toEqual({ wallet: { balance: 12.5, held: 0, available: 12.5 } })
+      }
+
+      const key = await tollgate(env, 'admin', 'keys', 'create', `--account-id=${id}`, '--env', 'dev', '--scopes', 'chat,wallet', '--allotment', '3')
+      expect(key.code).toBe(0)
+      expect(key.json.key).toStartWith('tollgate_sk_dev_')
+      expect(key.json).toMatchObject({ scopes: ['chat', 'wallet'], allotment: { balance: 3 } })
+
+      const ledger = await tollgate(env, 'admin', 'ledger', '--account-id', id)
+      expect(ledger.json.data.map((entry: { kind: string; amount: number }) => [entry.kind, entry.amount])).toEqual([
+        ['topup', 3],
+        ['topup', 12.5],
+      ])
+    }, 60_000)
+
+    test('refuses bad input with a message naming the flag, and unknown commands with the usage', async () => {
+      const badEnv = await tollgate(env, 'admin', 'keys', 'create', '--account-id', 'acct_x', '--env', 'staging')
+      expect(badEnv.code).toBe(2)
+      expect(badEnv.stdout).toContain('--env')
+      const missing = await tollgate(env, 'admin', 'accounts', 'get', '--id', 'acct_missing')
+      expect(missing.code).toBe(1)
+      expect(missing.stdout).toContain('acct_missing')
+      const unknown = await tollgate(env, 'admin', 'accounts', 'explode')
+      expect(unknown.code).toBe(2)
+      expect(unknown.stdout).toContain('tollgate admin keys create')
+    }, 30_000)
+  })
+}
