@@ -23,6 +23,8 @@ export function adminRoutes(context: GatewayContext, services: Services) {
         transform: ({ query }) => {
           if (operation.query) Object.assign(query, coerceText(operation.query, query))
         },
+        // The gateway's strict parser reads the body first; naming JSON here documents it.
+        parse: 'json',
         params: operation.params,
         query: operation.query,
         body: operation.body,

@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { migrate } from '../../src/db/migrate'
+import { testDatabases, type FreshDatabase } from '../support/databases'
+import { expectError } from '../support/envelopes'
+import { bearer, startGateway, type TestGateway } from '../support/gateway'
+
+describe('HTTP behaviour shared by every route', () => {
+  let database: FreshDatabase
+  let harness: TestGateway
+  let key: { id: string; key: string }
+
+  beforeAll(async () => {
+    database = await testDatabases[0]!.open()
+    harness = startGateway(database)
+    key = await harness.key()
+  })
+  afterAll(() => database.close())
+
+  test('unknown routes are 404 and wrong methods 405, in the envelope of the path', async () => {
+    expectError(await harness.call('GET', '/v2/anything'), 404, 'not_found')
+    expectError(await harness.call('POST', '/v1/messages/batches'), 404, 'not_found', 'messages')
+    const wrongMethod = await harness.call('GET', '/v1/chat/completions')
+    expectError(wrongMethod, 405, 'method_not_allowed')
+    expect(wrongMethod.headers.get('allow')).toBe('POST')
+    expectError(await harness.call('DELETE', '/v1/messages'), 405, 'method_not_allowed', 'messages')
+    expectError(await harness.call('POST', '/v1/models'), 405, 'method_not_allowed')
+    expectError(await harness.call('PUT', '/admin/v1/keys/key_1/revoke'), 405, 'method_not_allowed')
+  })
+
+  test('a body that is not JSON or not UTF-8 is 400 invalid_request, after authentication', async () => {
+    expectError(await harness.call('POST', '/v1/chat/completions', { headers: bearer(key.key), body: '{"model": ' }), 400, 'invalid_request')
+    const latin1 = new Uint8Array([0x7b, 0x22, 0x6e, 0x22, 0x3a, 0x22, 0xe9, 0x22, 0x7d]) // {"n":"é"} in Latin-1
+    expectError(await harness.call('POST', '/v1/chat/completions', { headers: bearer(key.key), body: latin1 }), 400, 'invalid_request')
+    expectError(await harness.call('POST', '/v1/messages', { headers: { 'x-api-key': key.key }, body: 'nope' }), 400, 'invalid_request', 'messages')
+    expectError(await harness.admin('POST', '/accounts', latin1), 400, 'invalid_request')
+    // Without credentials the caller learns nothing about the body.
+    expectError(await harness.call('POST', '/v1/chat/completions', { body: '{"model": ' }), 401, 'invalid_api_key')
+  })
+
+  test('JSON is read whatever the content type says (curl -d sends form encoding)', async () => {
+    const reply = await harness.call('POST', '/admin/v1/accounts', {
+      headers: { authorization: 'Bearer test-admin-token-0123456789', 'content-type': 'application/x-www-form-urlencoded' },
+      body: '{"name":"curl user"}',
+    })
+    expect(reply.status).toBe(201)
+    expect(reply.json.name).toBe('curl user')
+  })
+
+  test('schema violations name the field', async () => {
+    const reply = await harness.admin('POST', '/keys', { account_id: key.id, env: 'prod', rpm: 1.5 })
+    expectError(reply, 400, 'invalid_request')
+    expect(reply.json.error.param).toBe('rpm')
+    expect(reply.json.error.message).toContain('rpm')
+  })
+
+  test('odd bodies never produce a 500', async () => {
+    const bodies = ['null', '[]', '"text"', '42', '{"name": {"$gt": ""}}', '{"name": "x", "__proto__": {"admin": true}}', '{'.repeat(5000), '']
+    for (const path of ['/admin/v1/accounts', '/admin/v1/keys', '/admin/v1/users/credits', '/admin/v1/custom-models']) {
+      for (const body of bodies) {
+        const reply = await harness.call('POST', path, { headers: { authorization: 'Bearer test-admin-token-0123456789' }, body })
+        expect(reply.status).toBeLessThan(500)
+        expect(reply.text).not.toContain('    at ')
+      }
+    }
+  })
+
+  test('every response carries its own x-request-id, HEAD / included', async () => {
+    const replies = await Promise.all([
+      harness.call('HEAD', '/'),
+      harness.call('GET', '/v1/healthz'),
+      harness.call('GET', '/nowhere'),
+      harness.call('GET', '/v1/wallet'),
+    ])
+    expect(replies[0]!.status).toBe(200)
+    const ids = replies.map((reply) => reply.headers.get('x-request-id'))
+    ids.forEach((id) => expect(id).toMatch(/^req_[A-Za-z0-9]{20}$/))
+    expect(new Set(ids).size).toBe(ids.length)
+  })
+
+  test('one JSON log line per request: id, route, status, latency, key id, never a secret', async () => {
+    harness.logs.length = 0
+    const reply = await harness.call('GET', '/v1/wallet', { headers: bearer(key.key) })
+    await harness.call('GET', '/v1/wallet', { headers: bearer(`${key.key}x`) })
+    expect(harness.logs).toHaveLength(2)
+    const [ok, refused] = harness.logs.map((line) => JSON.parse(line))
+    expect(ok).toMatchObject({ request_id: reply.headers.get('x-request-id'), method: 'GET', route: '/v1/wallet', status: 200, key_id: key.id })
+    expect(ok.latency_ms).toBeNumber()
+    expect(refused).toMatchObject({ status: 401, key_id: null })
+    expect(harness.logs.join('\n')).not.toContain(key.key.slice(17))
+  })
+
+  test('OpenAPI docs at /swagger, generated from the route schemas', async () => {
+    const page = await harness.call('GET', '/swagger')
+    expect(page.status).toBe(200)
+    expect(page.headers.get('content-type')).toContain('text/html')
+    const spec = (await harness.call('GET', '/swagger/json')).json
+    expect(spec.info.title).toBe('Tollgate')
+    for (const path of ['/v1/models', '/v1/wallet', '/v1/pricing', '/v1/readyz', '/admin/v1/keys', '/admin/v1/accounts/{id}/credits']) {
+      expect(Object.keys(spec.paths)).toContain(path)
+    }
+    const keyBody = spec.paths['/admin/v1/keys'].post.requestBody.content['application/json'].schema
+    expect(keyBody.required).toEqual(['account_id', 'env'])
+    expect(Object.keys(keyBody.properties)).toContain('allowed_models')
+  })
+})
+
+describe('readiness', () => {
+  test('503 until migrations are applied and while the database is gone', async () => {
+    const database = await testDatabases[0]!.open({ migrated: false })
+    const harness = startGateway(database)
+    expect((await harness.call('GET', '/v1/healthz')).status).toBe(200)
+    const pending = await harness.call('GET', '/v1/readyz')
+    expect(pending.status).toBe(503)
+    expect(pending.json).toEqual({ status: 'not_ready', database: 'migrations_pending' })
+    await migrate(database.db)
+    expect((await harness.call('GET', '/v1/readyz')).json).toEqual({ status: 'ready', database: 'ready' })
+    await database.close()
+    const gone = await harness.call('GET', '/v1/readyz')
+    expect(gone.status).toBe(503)
+    expect(gone.json.database).toBe('unreachable')
+  })
+})
