@@ -36,6 +36,8 @@ async function main(args: string[]): Promise<number> {
 }
 
 async function serve(config: Config, database: Awaited<ReturnType<typeof openConfiguredDatabase>>): Promise<number> {
+  // A closed stdout (a supervisor gone) must not take the gateway down with it.
+  process.stdout.on('error', () => {})
   const gateway = createApp(createServices({ config, db: database.db }), {
     log: (line) => process.stdout.write(`${line}\n`),
     version: packageJson.version,

@@ -1,0 +1,120 @@
+import { afterAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Catalog } from '../src/catalog/catalog'
+import { ConfigError, loadConfig } from '../src/config'
+
+const dir = mkdtempSync(join(tmpdir(), 'tollgate-config-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+function withFile(content: unknown): Record<string, string> {
+  const path = join(dir, `${Math.random().toString(36).slice(2)}.json`)
+  writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content))
+  return { TOLLGATE_CONFIG: path }
+}
+
+const validFile = {
+  providers: {
+    main: { api: 'openai', baseUrl: 'http://127.0.0.1:9/v1', apiKeyEnv: 'MAIN_KEY' },
+    local: { api: 'openai', baseUrl: 'http://127.0.0.1:9/v1' },
+  },
+  models: [
+    { id: 'acme/big', type: 'chat', routes: [{ provider: 'main', model: 'big' }], pricing: { input: 1, output: 2 } },
+    { id: 'acme/local', type: 'chat', routes: [{ provider: 'local', model: 'small' }], pricing: { input: 0, output: 0 } },
+  ],
+  aliases: [{ id: 'tollgate/best', strategy: 'fallback', targets: ['acme/big', 'acme/local'] }],
+}
+
+function configError(env: Record<string, string>): string {
+  try {
+    loadConfig(env)
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError)
+    return (error as Error).message
+  }
+  throw new Error('expected a ConfigError')
+}
+
+describe('environment', () => {
+  test('defaults', () => {
+    const config = loadConfig({})
+    expect(config).toMatchObject({ host: '127.0.0.1', port: 8080, dataDir: './data', databaseUrl: undefined, adminToken: undefined, oidc: undefined })
+  })
+  test('values are read and checked, naming the variable', () => {
+    const config = loadConfig({ PORT: '9090', HOST: '0.0.0.0', TOLLGATE_OIDC_ISSUER: 'https://idp.example', TOLLGATE_OIDC_AUDIENCE: 'tg' })
+    expect(config).toMatchObject({ port: 9090, host: '0.0.0.0', oidc: { issuer: 'https://idp.example', audience: 'tg', scope: 'inference' } })
+    expect(configError({ PORT: 'eighty' })).toContain('PORT')
+    expect(configError({ PORT: '70000' })).toContain('PORT')
+    expect(configError({ DATABASE_URL: 'mysql://x' })).toContain('DATABASE_URL')
+    expect(configError({ TOLLGATE_OIDC_ISSUER: 'idp.example' })).toContain('TOLLGATE_OIDC_ISSUER')
+  })
+  test('empty variables count as unset', () => {
+    expect(loadConfig({ PORT: '', TOLLGATE_ADMIN_TOKEN: '' })).toMatchObject({ port: 8080, adminToken: undefined })
+  })
+})
+
+describe('built-in catalogue', () => {
+  test('a provider\'s models are listed only once its credential is set', () => {
+    const none = new Catalog(loadConfig({}))
+    expect(none.listModels()).toEqual([])
+    expect(none.listAliases()).toEqual([])
+    const some = new Catalog(loadConfig({ ANTHROPIC_API_KEY: 'k', GROQ_API_KEY: 'g' }))
+    const vendors = new Set(some.listModels().map((model) => model.id.split('/')[0]))
+    expect([...vendors].sort()).toEqual(['anthropic', 'groq'])
+    expect(some.alias('tollgate/smart')).toBeDefined()
+  })
+  test('covers the major vendors with real list prices', () => {
+    const all = new Catalog(
+      loadConfig({ OPENAI_API_KEY: 'k', ANTHROPIC_API_KEY: 'k', GEMINI_API_KEY: 'k', GROQ_API_KEY: 'k', MISTRAL_API_KEY: 'k', DEEPSEEK_API_KEY: 'k', OPENROUTER_API_KEY: 'k', OLLAMA_BASE_URL: 'http://127.0.0.1:11434/v1', VERTEX_PROJECT: 'p', VERTEX_ACCESS_TOKEN: 't' }),
+    )
+    const vendors = new Set(all.listModels().map((model) => model.id.split('/')[0]))
+    expect([...vendors].sort()).toEqual(['anthropic', 'deepseek', 'google', 'groq', 'mistral', 'ollama', 'openai', 'openrouter'])
+    expect(all.pricing('anthropic/claude-sonnet-4-5')).toEqual({ input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75, webSearch: 0.01 })
+    expect(all.pricing('openai/gpt-5')).toEqual({ input: 1.25, output: 10, cacheRead: 0.125 })
+    expect(all.model('google/veo-3.1-generate')?.videoFamily).toBe('A')
+    expect(all.model('openai/sora-2')?.videoFamily).toBe('B')
+  })
+})
+
+describe('config file', () => {
+  test('replaces the built-in catalogue; keyless providers are always configured', () => {
+    const config = loadConfig({ ...withFile(validFile), OPENAI_API_KEY: 'k' })
+    const catalog = new Catalog(config)
+    expect(catalog.listModels().map((model) => model.id)).toEqual(['acme/local'])
+    expect(catalog.listAliases().map((alias) => alias.id)).toEqual(['tollgate/best'])
+    const withKey = loadConfig({ ...withFile(validFile), MAIN_KEY: 'secret' })
+    expect(withKey.providers.get('main')).toMatchObject({ credential: 'secret', configured: true, pollIntervalMs: 5000 })
+    expect(new Catalog(withKey).listModels()).toHaveLength(2)
+  })
+  test('./tollgate.json is used when present and TOLLGATE_CONFIG is unset', () => {
+    const previous = process.cwd()
+    process.chdir(dir)
+    try {
+      writeFileSync(join(dir, 'tollgate.json'), JSON.stringify(validFile))
+      expect(loadConfig({}).models.map((model) => model.id)).toEqual(['acme/big', 'acme/local'])
+    } finally {
+      rmSync(join(dir, 'tollgate.json'))
+      process.chdir(previous)
+    }
+  })
+  test('a bad file stops the start with a message naming the bad path', () => {
+    const broken = (mutate: (file: any) => void) => {
+      const file = structuredClone(validFile) as any
+      mutate(file)
+      return configError(withFile(file))
+    }
+    expect(broken((file) => (file.models[1].pricing.input = -1))).toContain('models[1].pricing.input')
+    expect(broken((file) => (file.models[0].routes[0].provider = 'nowhere'))).toContain('models[0].routes[0].provider')
+    expect(broken((file) => (file.providers.main.api = 'soap'))).toContain('providers.main.api')
+    expect(broken((file) => (file.models[0].type = 'hologram'))).toContain('models[0].type')
+    expect(broken((file) => (file.models[0].colour = 'blue'))).toContain('models[0]')
+    expect(broken((file) => file.models.push({ ...file.models[0] }))).toContain('duplicate model id')
+    expect(broken((file) => (file.aliases[0].targets = ['acme/missing']))).toContain('aliases[0].targets[0]')
+    expect(broken((file) => (file.aliases[0].id = 'best'))).toContain('aliases[0].id')
+    expect(broken((file) => (file.models[0].id = 'custom/x'))).toContain('reserved')
+    expect(broken((file) => file.models.push({ id: 'acme/clip', type: 'video', routes: [{ provider: 'main', model: 'v' }], pricing: {} }))).toContain('videoFamily')
+    expect(configError(withFile('{ not json'))).toContain('not valid JSON')
+    expect(configError({ TOLLGATE_CONFIG: join(dir, 'missing.json') })).toContain('cannot read')
+  })
+})
