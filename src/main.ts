@@ -38,7 +38,8 @@ async function main(args: string[]): Promise<number> {
 async function serve(config: Config, database: Awaited<ReturnType<typeof openConfiguredDatabase>>): Promise<number> {
   // A closed stdout (a supervisor gone) must not take the gateway down with it.
   process.stdout.on('error', () => {})
-  const gateway = createApp(createServices({ config, db: database.db }), {
+  const services = createServices({ config, db: database.db })
+  const gateway = createApp(services, {
     log: (line) => process.stdout.write(`${line}\n`),
     version: packageJson.version,
   })
@@ -55,6 +56,7 @@ async function serve(config: Config, database: Awaited<ReturnType<typeof openCon
     process.once('SIGTERM', resolve)
   })
   await server.stop()
+  services.close()
   await database.close()
   return 0
 }

@@ -1,5 +1,6 @@
 import { ApiKeyStore } from './auth/api-keys'
 import { Authenticator } from './auth/authenticate'
+import { MemoryHitCounter, RateLimiter, RedisHitCounter } from './auth/rate-limit'
 import { UserStore } from './auth/users'
 import { UserTokenVerifier, type UserTokenOptions } from './auth/user-tokens'
 import { Catalog } from './catalog/catalog'
@@ -25,12 +26,15 @@ export interface Services {
   users: UserStore
   customModels: CustomModelStore
   authenticator: Authenticator
+  /** Releases connections the services hold (the Redis rate-limit counter). */
+  close(): void
 }
 
 export function createServices(options: ServiceOptions): Services {
   const now = options.now ?? Date.now
   const keys = new ApiKeyStore(options.db, now)
   const users = new UserStore(options.db)
+  const counter = options.config.redisUrl ? new RedisHitCounter(options.config.redisUrl) : new MemoryHitCounter(now)
   return {
     config: options.config,
     db: options.db,
@@ -39,6 +43,7 @@ export function createServices(options: ServiceOptions): Services {
     keys,
     users,
     customModels: new CustomModelStore(options.db),
-    authenticator: new Authenticator(keys, new UserTokenVerifier(options.config.oidc, options.userTokens), users),
+    authenticator: new Authenticator(keys, new UserTokenVerifier(options.config.oidc, options.userTokens), users, new RateLimiter(counter, now)),
+    close: () => counter.close(),
   }
 }

@@ -1,6 +1,7 @@
 import { InvalidApiKeyError, KeyScopeError } from '../errors/kinds'
 import { looksLikeApiKey } from './api-key-secret'
 import type { ApiKeyRow, ApiKeyStore } from './api-keys'
+import type { RateLimiter } from './rate-limit'
 import type { RouteRule } from './route-rules'
 import type { UserRow, UserStore } from './users'
 import type { UserTokenVerifier } from './user-tokens'
@@ -15,6 +16,7 @@ export class Authenticator {
     private readonly keys: ApiKeyStore,
     private readonly tokens: UserTokenVerifier,
     private readonly users: UserStore,
+    private readonly rateLimiter: RateLimiter,
   ) {}
 
   async authenticate(rule: RouteRule, headers: Headers): Promise<Caller> {
@@ -36,6 +38,7 @@ export class Authenticator {
     if (caller.kind === 'api-key' && rule.scope && caller.key.scopes && !caller.key.scopes.includes(rule.scope)) {
       throw new KeyScopeError(`This API key's scopes do not include "${rule.scope}".`)
     }
+    if (caller.kind === 'api-key') await this.rateLimiter.checkRequest(caller.key)
     return caller
   }
 

@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { testDatabases, type FreshDatabase } from '../support/databases'
+import { expectError } from '../support/envelopes'
+import { bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
+
+describe('per-key limits and revocation across instances', () => {
+  let database: FreshDatabase
+  let clock = Date.UTC(2026, 10, 22, 12, 0, 0)
+  const gateways: TestGateway[] = []
+  const gateway = (env: Record<string, string> = {}) => {
+    const started = startGateway(database, { config: testConfig(env), now: () => clock })
+    gateways.push(started)
+    return started
+  }
+
+  beforeAll(async () => {
+    database = await testDatabases[testDatabases.length - 1]!.open()
+  })
+  afterAll(async () => {
+    gateways.forEach((started) => started.services.close())
+    await database.close()
+  })
+
+  test('rpm: the request past the limit is 429 with Retry-After until the next minute', async () => {
+    const harness = gateway()
+    const { key } = await harness.key({ rpm: 2 })
+    const models = () => harness.call('GET', '/v1/models', { headers: bearer(key) })
+    expect((await models()).status).toBe(200)
+    expect((await models()).status).toBe(200)
+    clock += 15_000
+    const limited = await models()
+    expectError(limited, 429, 'rate_limit_exceeded')
+    expect(limited.headers.get('retry-after')).toBe('45')
+    const messages = await harness.call('POST', '/v1/messages', { headers: { 'x-api-key': key }, body: {} })
+    expectError(messages, 429, 'rate_limit_exceeded', 'messages')
+    clock += 45_000
+    expect((await models()).status).toBe(200)
+    // Keys without rpm are not limited.
+    const { key: free } = await harness.key()
+    for (let i = 0; i < 5; i++) expect((await harness.call('GET', '/v1/models', { headers: bearer(free) })).status).toBe(200)
+  })
+
+  test('rpm is shared by every instance through REDIS_URL', async () => {
+    const env = { REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' }
+    const [first, second] = [gateway(env), gateway(env)]
+    const { key } = await first.key({ rpm: 3 })
+    const statuses: number[] = []
+    for (const harness of [first, second, first, second]) {
+      statuses.push((await harness.call('GET', '/v1/models', { headers: bearer(key) })).status)
+    }
+    expect(statuses).toEqual([200, 200, 200, 429])
+  })
+
+  test('an unreachable Redis lets requests through rather than failing them', async () => {
+    const harness = gateway({ REDIS_URL: 'redis://127.0.0.1:1' })
+    const { key } = await harness.key({ rpm: 1 })
+    for (let i = 0; i < 2; i++) expect((await harness.call('GET', '/v1/models', { headers: bearer(key) })).status).toBe(200)
+  })
+
+  test('a revocation reaches the other instances within 5 seconds', async () => {
+    const [revoker, other] = [gateway(), gateway()]
+    const { id, key } = await revoker.key()
+    const wallet = (harness: TestGateway) => harness.call('GET', '/v1/wallet', { headers: bearer(key) })
+    expect((await wallet(other)).status).toBe(200)
+    await revoker.admin('POST', `/keys/${id}/revoke`)
+    expect((await wallet(revoker)).status).toBe(401)
+    clock += 5000
+    expectError(await wallet(other), 401, 'invalid_api_key')
+  })
+})
