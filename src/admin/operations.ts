@@ -4,7 +4,8 @@ import { KEY_SCOPES } from '../auth/route-rules'
 import { createAccount, findAccount } from '../billing/accounts'
 import { listLedger } from '../billing/ledger'
 import { balanceView } from '../billing/money'
-import { creditWallet, ensureWallet, findWallet } from '../billing/wallets'
+import { creditWallet, ensureWallet, findWallet, type EntryParties } from '../billing/wallets'
+import type { PayerKind } from '../db/schema'
 import { CUSTOM_PREFIX } from '../catalog/custom-models'
 import { InvalidRequestError, NotFoundError } from '../errors/kinds'
 import type { Services } from '../services'
@@ -31,6 +32,23 @@ async function requireKey(services: Services, id: string) {
 async function keyWithAllotment(services: Services, id: string) {
   const row = await requireKey(services, id)
   return keyView(row, await findWallet(services.db, 'key_allotment', row.id))
+}
+
+/** Adds a request's `amount` to the owner's wallet or allotment, creating an empty one first when missing. */
+async function topUp(
+  services: Services,
+  kind: PayerKind,
+  ownerId: string,
+  credit: { amount: number; idempotency_key?: string; note?: string },
+  parties: EntryParties,
+) {
+  const wallet = await ensureWallet(services.db, kind, ownerId)
+  const updated = await creditWallet(services.db, wallet.id, amountToMicros(credit.amount, 'amount'), {
+    idempotencyKey: credit.idempotency_key,
+    note: credit.note,
+    parties,
+  })
+  return balanceView(updated)
 }
 
 function parseTimestamp(value: string, param: string): Date {
@@ -65,13 +83,8 @@ export const ADMIN_OPERATIONS: readonly AdminOperation[] = [
     params: Id,
     body: Type.Object({ amount: Amount, idempotency_key: Type.Optional(IdempotencyKey), note: Type.Optional(Type.String({ maxLength: 1000 })) }),
     run: async (services, { params, body }) => {
-      const { account, wallet } = await requireAccount(services, params.id)
-      const updated = await creditWallet(services.db, wallet.id, amountToMicros(body.amount, 'amount'), {
-        idempotencyKey: body.idempotency_key,
-        note: body.note,
-        parties: { accountId: account.id },
-      })
-      return { wallet: balanceView(updated) }
+      const { account } = await requireAccount(services, params.id)
+      return { wallet: await topUp(services, 'wallet', account.id, body, { accountId: account.id }) }
     },
   }),
   defineOperation({
@@ -138,12 +151,7 @@ export const ADMIN_OPERATIONS: readonly AdminOperation[] = [
     body: Type.Object({ amount: Amount, idempotency_key: Type.Optional(IdempotencyKey) }),
     run: async (services, { params, body }) => {
       const key = await requireKey(services, params.id)
-      const wallet = await ensureWallet(services.db, 'key_allotment', key.id)
-      const updated = await creditWallet(services.db, wallet.id, amountToMicros(body.amount, 'amount'), {
-        idempotencyKey: body.idempotency_key,
-        parties: { accountId: key.accountId, keyId: key.id, env: key.env },
-      })
-      return balanceView(updated)
+      return topUp(services, 'key_allotment', key.id, body, { accountId: key.accountId, keyId: key.id, env: key.env })
     },
   }),
   defineOperation({
@@ -159,12 +167,7 @@ export const ADMIN_OPERATIONS: readonly AdminOperation[] = [
     }),
     run: async (services, { body }) => {
       const user = await services.users.findOrCreate(body.iss, body.sub)
-      const wallet = await ensureWallet(services.db, 'user_allotment', user.id)
-      const updated = await creditWallet(services.db, wallet.id, amountToMicros(body.amount, 'amount'), {
-        idempotencyKey: body.idempotency_key,
-        parties: { userSub: user.subject },
-      })
-      return balanceView(updated)
+      return topUp(services, 'user_allotment', user.id, body, { userSub: user.subject })
     },
   }),
   defineOperation({
