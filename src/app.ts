@@ -25,7 +25,9 @@ export interface Gateway {
 export function createApp(services: Services, options: { log?: LogSink; version?: string } = {}): Gateway {
   const context = gatewayContext(services)
   let methods = new RouteMethods([])
-  const app = new Elysia()
+  // Find the path after the scheme, not 11 characters in: a short Host (`http://llm/v1/...`) would
+  // otherwise lose the start of its path. The gateway itself speaks plain HTTP.
+  const app = new Elysia({ handler: { standardHostname: false } })
     .use(
       openapi({
         path: '/swagger',
@@ -47,7 +49,7 @@ export function createApp(services: Services, options: { log?: LogSink; version?
     )
     .onError(({ code, error, request }) => renderFrameworkError(code, error, request, methods))
     .use(context)
-    .head('/', () => new Response(null, { status: 200 }), { detail: { hide: true } })
+    // Coding agents probe the base URL with HEAD /; the router answers HEAD for every GET route.
     .get('/', () => ({ name: 'tollgate', docs: '/swagger' }), { detail: { hide: true } })
     .use(healthRoutes(services))
     .use(modelRoutes(context, services))

@@ -64,6 +64,13 @@ describe('HTTP behaviour shared by every route', () => {
     }
   })
 
+  test('short host names route like any other (http://llm/v1/...)', async () => {
+    for (const url of ['http://llm/v1/models/openai/gpt-5', 'http://x/v1/healthz', 'http://127.0.0.1:8080/v1/models/coding']) {
+      const response = await harness.gateway.handle(new Request(url))
+      expect(response.status).toBe(200)
+    }
+  })
+
   test('every response carries its own x-request-id, HEAD / included', async () => {
     const replies = await Promise.all([
       harness.call('HEAD', '/'),
