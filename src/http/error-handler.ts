@@ -1,4 +1,4 @@
-import type { ValidationError } from 'elysia'
+import { ValidationError } from 'elysia'
 import { GatewayError } from '../errors/gateway-error'
 import { InvalidRequestError, MethodNotAllowedError, NotFoundError } from '../errors/kinds'
 import { asGatewayError, renderError, surfaceOfPath } from '../errors/render'
@@ -17,9 +17,8 @@ export function renderFrameworkError(code: string | number, error: unknown, requ
 
 function toGatewayError(code: string | number, error: unknown, method: string, pathname: string, methods: RouteMethods): GatewayError {
   if (error instanceof GatewayError) return error
+  if (error instanceof ValidationError) return validationError(error)
   switch (code) {
-    case 'VALIDATION':
-      return validationError(error as ValidationError)
     case 'PARSE':
       return new InvalidRequestError('The request body could not be parsed.')
     case 'NOT_FOUND': {
@@ -32,7 +31,7 @@ function toGatewayError(code: string | number, error: unknown, method: string, p
       return new NotFoundError(`No route ${method} ${pathname}.`)
     }
     default:
-      console.error(JSON.stringify({ level: 'error', message: 'unhandled error', error: String(error), stack: (error as Error)?.stack }))
+      console.error(JSON.stringify({ level: 'error', message: 'unhandled error', error: String(error), stack: error instanceof Error ? error.stack : undefined }))
       return asGatewayError(error)
   }
 }
