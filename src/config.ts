@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
+import { creditsToMicros } from './billing/money'
 import { builtinCatalog } from './catalog/builtin'
 import { pointerToPath } from './util/json-pointer'
 import { describeSchemaError } from './util/schema-errors'
@@ -118,6 +119,9 @@ function checkReferences(catalog: CatalogFile, file: string): void {
     model.routes.forEach((route, routeIndex) => {
       if (!catalog.providers[route.provider]) fail(`models[${index}].routes[${routeIndex}].provider`, `unknown provider "${route.provider}"`)
     })
+    for (const [unit, price] of Object.entries(model.pricing)) {
+      if (creditsToMicros(price) === undefined) fail(`models[${index}].pricing.${unit}`, 'prices have at most 6 decimals')
+    }
     if (model.type === 'video' && !model.videoFamily) fail(`models[${index}].videoFamily`, 'video models need "A" or "B"')
   })
   const chatModels = new Set(catalog.models.filter((model) => model.type === 'chat').map((model) => model.id))

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { bigint, check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { bigint, check, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 
 /**
  * Money is integer micro-credits (1 credit = 1,000,000) in bigint columns everywhere.
@@ -88,13 +88,20 @@ export const holds = pgTable(
     walletId: text('wallet_id')
       .notNull()
       .references(() => wallets.id),
+    payerType: text('payer_type').$type<PayerKind>().notNull(),
     accountId: text('account_id'),
     keyId: text('key_id'),
     userId: text('user_id'),
+    userSub: text('user_sub'),
+    env: text('env'),
     amount: micros('amount').notNull(),
     model: text('model').notNull(),
     route: text('route').notNull(),
     status: text('status').$type<HoldStatus>().notNull().default('open'),
+    /** The gateway process that owns the hold and keeps extending its expiry while alive. */
+    instanceId: text('instance_id').notNull(),
+    /** Calendar month (UTC, `YYYY-MM`) whose key spend counts this hold while it is open. */
+    month: text('month').notNull(),
     createdAt: createdAt(),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
     closedAt: timestamp('closed_at', { withTimezone: true }),
@@ -104,6 +111,21 @@ export const holds = pgTable(
     index('holds_open_key').on(table.keyId).where(sql`${table.status} = 'open'`),
     check('holds_amount_not_negative', sql`${table.amount} >= 0`),
   ],
+)
+
+/**
+ * A key's committed spend per calendar month (UTC): settled charges plus open holds. Kept in
+ * step with holds and charges in the same transactions, so the monthly quota is one row lock.
+ */
+export const keySpend = pgTable(
+  'key_spend',
+  {
+    keyId: text('key_id').notNull(),
+    month: text('month').notNull(),
+    charged: micros('charged').notNull().default(sql`0`),
+    held: micros('held').notNull().default(sql`0`),
+  },
+  (table) => [primaryKey({ columns: [table.keyId, table.month] }), check('key_spend_held_not_negative', sql`${table.held} >= 0`)],
 )
 
 export type LedgerKind = 'topup' | 'adjustment' | 'hold' | 'charge' | 'release' | 'expire'

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { ledgerEntries, wallets } from '../../src/db/schema'
-import { eq } from 'drizzle-orm'
+import { keySpend } from '../../src/db/schema'
 import { testDatabases, type FreshDatabase } from '../support/databases'
 import { expectError } from '../support/envelopes'
 import { bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
@@ -150,19 +149,10 @@ describe('authentication errors (API.md §5.3)', () => {
   })
 
   test('403 api_key_quota_exceeded: the monthly quota is reached', async () => {
-    const { id, key, accountId } = await harness.key({ monthly_quota: 1.5 })
+    const { id, key } = await harness.key({ monthly_quota: 1.5 })
     expect([401, 403]).not.toContain((await chat(bearer(key))).status)
-    // A charge of exactly the quota, this month.
-    const [wallet] = await database.db.select().from(wallets).where(eq(wallets.ownerId, accountId))
-    await database.db.insert(ledgerEntries).values({
-      kind: 'charge',
-      amount: 1_500_000n,
-      walletId: wallet!.id,
-      payerType: 'wallet',
-      accountId,
-      keyId: id,
-      createdAt: new Date(clock),
-    })
+    // Charges of exactly the quota, this month.
+    await database.db.insert(keySpend).values({ keyId: id, month: new Date(clock).toISOString().slice(0, 7), charged: 1_500_000n })
     expectError(await chat(bearer(key)), 403, 'api_key_quota_exceeded')
     const wallet2 = await harness.call('GET', '/v1/wallet', { headers: bearer(key) })
     expect(wallet2.json.key).toMatchObject({ monthly_quota: 1.5, month_spent: 1.5 })

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { migrate, migrationsApplied } from '../../src/db/migrate'
+import { migrations } from '../../src/db/migrations.generated'
 import { generatedPath, renderMigrationsModule } from '../../scripts/embed-migrations'
 import { testDatabases } from '../support/databases'
 
@@ -15,7 +16,7 @@ describe('migrations', () => {
       try {
         expect(await migrationsApplied(database.db)).toBe(false)
         const runs = await Promise.all([migrate(database.db), migrate(database.db), migrate(database.db)])
-        expect(runs.flat()).toEqual(['0000_init'])
+        expect(runs.flat()).toEqual(migrations.map((migration) => migration.tag))
         expect(await migrate(database.db)).toEqual([])
         expect(await migrationsApplied(database.db)).toBe(true)
       } finally {

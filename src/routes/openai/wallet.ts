@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 import { balanceView, microsToCredits } from '../../billing/money'
-import { monthSpent } from '../../billing/spend'
+import { keyMonth } from '../../billing/spend'
 import { findWallet } from '../../billing/wallets'
 import type { GatewayContext } from '../../http/gateway-context'
 import type { Services } from '../../services'
@@ -13,10 +13,10 @@ export function walletRoutes(context: GatewayContext, services: Services) {
       // The route rules admit only API keys here.
       if (caller.kind !== 'api-key') throw new Error('wallet route reached without an API key')
       const key = caller.key
-      const [wallet, allotment, spent] = await Promise.all([
+      const [wallet, allotment, month] = await Promise.all([
         findWallet(services.db, 'wallet', key.accountId),
         findWallet(services.db, 'key_allotment', key.id),
-        monthSpent(services.db, key.id, services.now()),
+        keyMonth(services.db, key.id, services.now()),
       ])
       if (!wallet) throw new Error(`account ${key.accountId} has no wallet`)
       return {
@@ -28,7 +28,7 @@ export function walletRoutes(context: GatewayContext, services: Services) {
           env: key.env,
           allotment: allotment ? balanceView(allotment) : null,
           monthly_quota: key.monthlyQuota === null ? null : microsToCredits(key.monthlyQuota),
-          month_spent: microsToCredits(spent),
+          month_spent: microsToCredits(month.charged),
         },
       }
     },

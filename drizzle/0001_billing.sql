@@ -1,0 +1,14 @@
+CREATE TABLE "key_spend" (
+	"key_id" text NOT NULL,
+	"month" text NOT NULL,
+	"charged" bigint DEFAULT 0 NOT NULL,
+	"held" bigint DEFAULT 0 NOT NULL,
+	CONSTRAINT "key_spend_key_id_month_pk" PRIMARY KEY("key_id","month"),
+	CONSTRAINT "key_spend_held_not_negative" CHECK ("key_spend"."held" >= 0)
+);
+--> statement-breakpoint
+ALTER TABLE "holds" ADD COLUMN "payer_type" text NOT NULL;--> statement-breakpoint
+ALTER TABLE "holds" ADD COLUMN "user_sub" text;--> statement-breakpoint
+ALTER TABLE "holds" ADD COLUMN "env" text;--> statement-breakpoint
+ALTER TABLE "holds" ADD COLUMN "instance_id" text NOT NULL;--> statement-breakpoint
+ALTER TABLE "holds" ADD COLUMN "month" text NOT NULL;

@@ -1,0 +1,43 @@
+/**
+ * Group commit: callers submit one item each; whatever accumulates while a batch is being
+ * written goes into the next batch, one transaction for all of it. An idle gateway writes a
+ * lone item at once, a busy one amortises a commit over many.
+ */
+export class Batcher<Item, Result> {
+  private queue: { item: Item; resolve: (result: Result) => void; reject: (error: unknown) => void }[] = []
+  private draining = false
+
+  constructor(
+    /** Writes one batch; returns one outcome per item, in order. An Error outcome fails just that item. */
+    private readonly write: (items: Item[]) => Promise<(Result | Error)[]>,
+    private readonly maxBatch = 500,
+  ) {}
+
+  submit(item: Item): Promise<Result> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ item, resolve, reject })
+      if (!this.draining) void this.drain()
+    })
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, this.maxBatch)
+        try {
+          const outcomes = await this.write(batch.map((entry) => entry.item))
+          batch.forEach((entry, index) => {
+            const outcome = outcomes[index]
+            if (outcome instanceof Error) entry.reject(outcome)
+            else entry.resolve(outcome as Result)
+          })
+        } catch (error) {
+          for (const entry of batch) entry.reject(error)
+        }
+      }
+    } finally {
+      this.draining = false
+    }
+  }
+}

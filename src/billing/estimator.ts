@@ -1,0 +1,64 @@
+/**
+ * The gateway's own token estimate: what holds are sized from, and later what count_tokens
+ * answers. It leans high on purpose (a hold that is too small lets a call cost more than was
+ * reserved), while staying near real BPE tokenizers on prose and code:
+ * - a run of letters or digits costs one token per 4 characters, at least one;
+ * - each punctuation or symbol character costs one token;
+ * - whitespace is free except line breaks, one token each;
+ * - characters outside Latin script (CJK, emoji, ...) cost one token each.
+ */
+export function estimateTextTokens(text: string): number {
+  let tokens = 0
+  let run = 0
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index)
+    const isWordChar = (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95 || (code >= 0xc0 && code <= 0x24f)
+    if (isWordChar) {
+      run++
+      continue
+    }
+    if (run > 0) {
+      tokens += Math.ceil(run / 4)
+      run = 0
+    }
+    if (code === 10) tokens++
+    else if (code === 32 || code === 9 || code === 13) continue
+    else if (code >= 0xdc00 && code <= 0xdfff) continue // the second half of a surrogate pair was counted with the first
+    else tokens++
+  }
+  if (run > 0) tokens += Math.ceil(run / 4)
+  return tokens
+}
+
+/** Per message: role and framing tokens the chat formats add around content. */
+const MESSAGE_OVERHEAD = 4
+/** A picture costs about this many input tokens at high detail on the major providers. */
+const IMAGE_TOKENS = 1_600
+
+/** Tokens of any JSON value: strings by their text, images by a fixed allowance, structure by its keys. */
+export function estimateValueTokens(value: unknown): number {
+  if (typeof value === 'string') return estimateTextTokens(value)
+  if (typeof value === 'number' || typeof value === 'boolean') return 1
+  if (Array.isArray(value)) return value.reduce((total: number, item) => total + estimateValueTokens(item), 0)
+  if (value && typeof value === 'object') {
+    const record = value as Record<string, unknown>
+    if (record.type === 'image_url' || record.type === 'image' || record.type === 'input_image') return IMAGE_TOKENS
+    return Object.entries(record).reduce((total, [key, item]) => total + estimateTextTokens(key) + estimateValueTokens(item), 0)
+  }
+  return 0
+}
+
+/** Input tokens of a chat-shaped request: its messages (or system + messages) and its tool definitions. */
+export function estimateChatInputTokens(request: { messages?: unknown; system?: unknown; tools?: unknown }): number {
+  const messages = Array.isArray(request.messages) ? request.messages : []
+  let tokens = 3 + messages.length * MESSAGE_OVERHEAD
+  for (const message of messages) {
+    if (message && typeof message === 'object') {
+      const { role: _role, ...rest } = message as Record<string, unknown>
+      tokens += estimateValueTokens(rest)
+    }
+  }
+  if (request.system !== undefined) tokens += MESSAGE_OVERHEAD + estimateValueTokens(request.system)
+  if (request.tools !== undefined) tokens += estimateValueTokens(request.tools)
+  return tokens
+}

@@ -1,0 +1,49 @@
+import type { Pricing } from '../catalog/catalog-schema'
+import type { Usage } from '../spec/usage'
+import { creditsToMicros } from './money'
+
+/**
+ * Prices are credits per unit (per million tokens, per call, ...). A charge is the exact sum
+ * of its parts, rounded up once to a whole micro-credit (CONTRACT.md §7).
+ */
+
+const TOKENS_PER_PRICE_UNIT = 1_000_000n
+
+/** A config price as micro-credits per unit; prices carry at most six decimals (checked at start). */
+function priceMicros(price: number | undefined): bigint {
+  if (!price) return 0n
+  const micros = creditsToMicros(price)
+  if (micros === undefined) throw new Error(`price ${price} has more than six decimals`)
+  return micros
+}
+
+/** ceil(numerator / denominator) for non-negative bigints. */
+function divideUp(numerator: bigint, denominator: bigint): bigint {
+  return (numerator + denominator - 1n) / denominator
+}
+
+/** Micro-credits for token usage: each token count times its per-million price. */
+export function chargeForUsage(pricing: Pricing, usage: Usage): bigint {
+  const input = priceMicros(pricing.input)
+  // A cache price the model lacks falls back to the plain input price.
+  const cacheRead = pricing.cacheRead === undefined ? input : priceMicros(pricing.cacheRead)
+  const cacheWrite = pricing.cacheWrite === undefined ? input : priceMicros(pricing.cacheWrite)
+  const tokenMicros =
+    BigInt(usage.inputTokens) * input +
+    BigInt(usage.cacheReadTokens) * cacheRead +
+    BigInt(usage.cacheWriteTokens) * cacheWrite +
+    BigInt(usage.outputTokens) * priceMicros(pricing.output)
+  return divideUp(tokenMicros, TOKENS_PER_PRICE_UNIT) + BigInt(usage.webSearchRequests) * priceMicros(pricing.webSearch)
+}
+
+/**
+ * The worst case a hold must cover: every input token at the dearest input price (writing a
+ * cache can cost more than plain input), every allowed output token used, every search made.
+ */
+export function worstCaseForTokens(pricing: Pricing, inputTokens: number, maxOutputTokens: number, webSearches = 0): bigint {
+  const dearestInput = Math.max(pricing.input ?? 0, pricing.cacheRead ?? 0, pricing.cacheWrite ?? 0)
+  return chargeForUsage(
+    { ...pricing, input: dearestInput },
+    { inputTokens, outputTokens: maxOutputTokens, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: webSearches },
+  )
+}
