@@ -7,6 +7,7 @@ import { RouteMethods } from './http/method-check'
 import { attachContext } from './http/request-context'
 import { logRequest, type LogSink } from './http/request-log'
 import { adminRoutes } from './routes/admin'
+import { chatCompletionRoutes } from './routes/openai/chat-completions'
 import { healthRoutes } from './routes/openai/health'
 import { modelRoutes } from './routes/openai/models'
 import { pricingRoutes } from './routes/openai/pricing'
@@ -55,6 +56,7 @@ export function createApp(services: Services, options: { log?: LogSink; version?
     .use(modelRoutes(context, services))
     .use(walletRoutes(context, services))
     .use(pricingRoutes(context, services))
+    .use(chatCompletionRoutes(context, services))
     .use(pendingRoutes(context, services))
     .use(adminRoutes(context, services))
   methods = new RouteMethods(app.routes)

@@ -16,6 +16,8 @@ export interface Config {
   adminToken: string | undefined
   oidc: OidcConfig | undefined
   redisUrl: string | undefined
+  /** How long a hold outlives its process's last heartbeat (CONTRACT.md §5.6). */
+  holdTtlMs: number
   providers: Map<string, ProviderConfig>
   models: ModelEntry[]
   aliases: AliasEntry[]
@@ -36,6 +38,7 @@ export interface ProviderConfig extends ProviderEntry {
   /** Whether the provider can be called: its credential is set, or it needs none. */
   configured: boolean
   pollIntervalMs: number
+  timeoutMs: number
 }
 
 export class ConfigError extends Error {}
@@ -52,6 +55,7 @@ const EnvSchema = Type.Object({
   TOLLGATE_OIDC_JWKS_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   TOLLGATE_OIDC_SCOPE: Type.Optional(Type.String({ pattern: '^\\S+$' })),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  TOLLGATE_HOLD_TTL_SECONDS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,5}$' })),
 })
 
 type Env = Record<string, string | undefined>
@@ -79,6 +83,7 @@ export function loadConfig(env: Env = process.env): Config {
         }
       : undefined,
     redisUrl: vars.REDIS_URL,
+    holdTtlMs: Number(vars.TOLLGATE_HOLD_TTL_SECONDS ?? 120) * 1000,
     providers: resolveProviders(catalog.providers, set),
     models: catalog.models,
     aliases: catalog.aliases ?? [],
@@ -151,6 +156,7 @@ function resolveProviders(entries: Record<string, ProviderEntry>, env: Env): Map
       credential,
       configured: !needsCredential || credential !== undefined,
       pollIntervalMs: entry.pollIntervalMs ?? 5000,
+      timeoutMs: entry.timeoutMs ?? 600_000,
     })
   }
   return providers

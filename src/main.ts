@@ -39,6 +39,9 @@ async function serve(config: Config, database: Awaited<ReturnType<typeof openCon
   // A closed stdout (a supervisor gone) must not take the gateway down with it.
   process.stdout.on('error', () => {})
   const services = createServices({ config, db: database.db })
+  // An embedded database has no other process: every open hold at start is a crashed run's.
+  if (database.kind === 'pglite') await services.sweeper.expire({ everyOpenHold: true })
+  services.sweeper.start()
   const gateway = createApp(services, {
     log: (line) => process.stdout.write(`${line}\n`),
     version: packageJson.version,

@@ -3,10 +3,14 @@ import { Authenticator } from './auth/authenticate'
 import { MemoryHitCounter, RateLimiter, RedisHitCounter } from './auth/rate-limit'
 import { UserStore } from './auth/users'
 import { UserTokenVerifier, type UserTokenOptions } from './auth/user-tokens'
+import { HoldBook } from './billing/hold-book'
+import { PayerDirectory } from './billing/payer'
+import { HoldSweeper } from './billing/sweeper'
 import { Catalog } from './catalog/catalog'
 import { CustomModelStore } from './catalog/custom-models'
 import type { Config } from './config'
 import type { Database } from './db/client'
+import { newId } from './util/ids'
 
 export interface ServiceOptions {
   config: Config
@@ -26,6 +30,9 @@ export interface Services {
   users: UserStore
   customModels: CustomModelStore
   authenticator: Authenticator
+  payers: PayerDirectory
+  holds: HoldBook
+  sweeper: HoldSweeper
   /** Releases connections the services hold (the Redis rate-limit counter). */
   close(): void
 }
@@ -34,6 +41,9 @@ export function createServices(options: ServiceOptions): Services {
   const now = options.now ?? Date.now
   const keys = new ApiKeyStore(options.db, now)
   const users = new UserStore(options.db)
+  // Names this process on its holds, so a sweep can tell live holds from a crashed process's.
+  const instanceId = newId('inst')
+  const sweeper = new HoldSweeper(options.db, { instanceId, ttlMs: options.config.holdTtlMs, intervalMs: Math.min(15_000, options.config.holdTtlMs / 4), now })
   const counter = options.config.redisUrl ? new RedisHitCounter(options.config.redisUrl) : new MemoryHitCounter(now)
   return {
     config: options.config,
@@ -44,6 +54,12 @@ export function createServices(options: ServiceOptions): Services {
     users,
     customModels: new CustomModelStore(options.db),
     authenticator: new Authenticator(keys, new UserTokenVerifier(options.config.oidc, options.userTokens), users, new RateLimiter(counter, now)),
-    close: () => counter.close(),
+    payers: new PayerDirectory(options.db, now),
+    holds: new HoldBook(options.db, { instanceId, ttlMs: options.config.holdTtlMs, now }),
+    sweeper,
+    close: () => {
+      sweeper.stop()
+      counter.close()
+    },
   }
 }

@@ -17,6 +17,8 @@ export const ProviderSchema = Type.Object(
     location: Type.Optional(Type.String({ minLength: 1 })),
     accessTokenEnv: Type.Optional(Type.String({ minLength: 1 })),
     pollIntervalMs: Type.Optional(Type.Integer({ minimum: 10 })),
+    /** How long to wait for an upstream's response headers before trying the next route. */
+    timeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
   },
   { additionalProperties: false },
 )

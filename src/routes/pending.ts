@@ -12,7 +12,6 @@ import type { Services } from '../services'
  * endpoint lands.
  */
 const PENDING = [
-  '/v1/chat/completions',
   '/v1/responses',
   '/v1/embeddings',
   '/v1/images/generations',

@@ -1,0 +1,53 @@
+import type { Caller } from '../auth/authenticate'
+import type { Hold } from '../billing/hold-book'
+import { microsToCredits } from '../billing/money'
+import { chargeForUsage } from '../billing/pricing'
+import type { ModelEntry } from '../catalog/catalog-schema'
+import type { Services } from '../services'
+import type { Usage, UsageSource } from '../spec/usage'
+
+/** What settlement reports back to the client: the credits actually taken. */
+export interface Settled {
+  cost: number
+}
+
+/** A call with its hold taken: settles or releases exactly once, whatever happens; the first close wins. */
+export class BilledCall {
+  private closing: Promise<Settled> | undefined
+
+  constructor(
+    private readonly services: Services,
+    readonly hold: Hold,
+  ) {}
+
+  static async open(services: Services, caller: Caller, amount: bigint, requestId: string, model: string, route: string): Promise<BilledCall> {
+    const payer = await services.payers.payerFor(caller)
+    const hold = await services.holds.take({ payer, amount, requestId, model, route })
+    return new BilledCall(services, hold)
+  }
+
+  /** Charges the priced usage (capped at the hold); the rest of the hold is released. */
+  settle(model: ModelEntry, route: string, usage: Usage, source: UsageSource): Promise<Settled> {
+    this.closing ??= this.services.holds
+      .settle(this.hold, chargeForUsage(model.pricing, usage), usageRecord(usage, source), model.id, route)
+      .then((result) => ({ cost: microsToCredits(result.charged) }))
+    return this.closing
+  }
+
+  /** Not billed (upstream failure, client-fault error): the whole hold goes back. */
+  release(): Promise<Settled> {
+    this.closing ??= this.services.holds.release(this.hold).then(() => ({ cost: 0 }))
+    return this.closing
+  }
+}
+
+function usageRecord(usage: Usage, source: UsageSource): Record<string, unknown> {
+  return {
+    input_tokens: usage.inputTokens,
+    output_tokens: usage.outputTokens,
+    cache_read_tokens: usage.cacheReadTokens,
+    cache_write_tokens: usage.cacheWriteTokens,
+    web_search_requests: usage.webSearchRequests,
+    source,
+  }
+}

@@ -1,0 +1,106 @@
+import type { Caller } from '../auth/authenticate'
+import { estimateChatInputTokens, estimateValueTokens } from '../billing/estimator'
+import { worstCaseForTokens } from '../billing/pricing'
+import { resolveModel, type ResolvedModel } from '../catalog/resolve-model'
+import { UpstreamError } from '../errors/kinds'
+import type { Services } from '../services'
+import type { Usage } from '../spec/usage'
+import { BilledCall } from './billed-call'
+import { relayChatStream } from './chat-stream'
+import { firstAnswer } from './failover'
+import { planRoutes, type RouteOption } from './route-plan'
+
+/** Output allowance for a model whose config names no maximum. */
+const DEFAULT_MAX_OUTPUT_TOKENS = 32_768
+
+export type ChatBody = Record<string, unknown> & { model: string; messages: unknown[] }
+
+/**
+ * POST /v1/chat/completions, billed: hold the worst case, try the routes in order, relay the
+ * answer (passed through: the client and the upstream both speak OpenAI's format), settle.
+ */
+export async function chatCompletion(services: Services, caller: Caller, request: ChatBody, requestId: string, clientSignal: AbortSignal): Promise<Response> {
+  const resolved = await resolveModel(services, caller, request.model)
+  const body = withCustomModel(resolved, request)
+  const options = planRoutes(services, resolved, 'sendChatCompletion')
+  const inputTokens = estimateChatInputTokens(body)
+  const call = await BilledCall.open(services, caller, holdAmount(options, body, inputTokens), requestId, request.model, options[0]!.provider.name)
+
+  const streaming = body.stream === true
+  const clientWantsUsage = streaming && isRecord(body.stream_options) && body.stream_options.include_usage === true
+  // Usage is always asked for: billing needs it whether or not the client shows it.
+  const sent = streaming ? { ...body, stream_options: { ...(isRecord(body.stream_options) ? body.stream_options : {}), include_usage: true } } : body
+
+  let answer: Awaited<ReturnType<typeof firstAnswer<RouteOption<'sendChatCompletion'>>>>
+  try {
+    answer = await firstAnswer(
+      options,
+      (option, signal) => option.adapter.sendChatCompletion({ provider: option.provider, model: option.upstreamModel, signal }, sent),
+      (option, status, text) => option.adapter.mapError(status, text),
+      clientSignal,
+    )
+  } catch (error) {
+    await call.release()
+    throw error
+  }
+  const { option } = answer
+  if (streaming) {
+    return relayChatStream({
+      upstream: answer.response,
+      abortUpstream: answer.abort,
+      call,
+      model: option.model,
+      route: option.provider.name,
+      adapter: option.adapter,
+      inputTokens,
+      clientWantsUsage,
+    })
+  }
+
+  let completion: Record<string, unknown>
+  try {
+    completion = (await answer.response.json()) as Record<string, unknown>
+  } catch (error) {
+    await call.release()
+    throw new UpstreamError('The upstream answered with a body that is not JSON.', { cause: error })
+  }
+  const usage = option.adapter.chatUsage?.(completion.usage)
+  const settled = await call.settle(option.model, option.provider.name, usage ?? estimatedUsage(inputTokens, completion), usage ? 'provider' : 'estimate')
+  return Response.json({ ...completion, model: option.model.id, usage: { ...(isRecord(completion.usage) ? completion.usage : {}), cost: settled.cost } })
+}
+
+/** A custom model's defaults fill what the request left out; its system prompt goes first. */
+function withCustomModel(resolved: ResolvedModel, request: ChatBody): ChatBody {
+  if (resolved.kind !== 'custom') return request
+  const { custom } = resolved
+  const messages = custom.system ? [{ role: 'system', content: custom.system }, ...request.messages] : request.messages
+  return { ...(custom.defaults ?? {}), ...request, messages }
+}
+
+/** The dearest worst case among the routes that may serve: failover must never outrun the hold. */
+function holdAmount(options: RouteOption<'sendChatCompletion'>[], body: ChatBody, inputTokens: number): bigint {
+  const requested = numberField(body.max_completion_tokens) ?? numberField(body.max_tokens)
+  const choices = numberField(body.n) ?? 1
+  let amount = 0n
+  for (const { model } of options) {
+    const maxOutput = (requested ?? model.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS) * choices
+    const worst = worstCaseForTokens(model.pricing, inputTokens, maxOutput)
+    if (worst > amount) amount = worst
+  }
+  return amount
+}
+
+/** When a provider reports no usage: the gateway's own count of what it received. */
+function estimatedUsage(inputTokens: number, completion: Record<string, unknown>): Usage {
+  const choices = Array.isArray(completion.choices) ? completion.choices : []
+  const outputTokens = choices.reduce((total: number, choice) => total + estimateValueTokens(isRecord(choice) ? choice.message : undefined), 0)
+  return { inputTokens, outputTokens, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: 0 }
+}
+
+function numberField(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}

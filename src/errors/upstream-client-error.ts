@@ -1,0 +1,28 @@
+import { GatewayError } from './gateway-error'
+
+/**
+ * An upstream's own 4xx that is the client's fault (context too long, bad parameter): it
+ * reaches the client with the upstream's status, message and code (CONTRACT.md §6–7).
+ */
+export class UpstreamClientError extends GatewayError {
+  readonly type: string
+
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    options: { param?: string | null; cause?: unknown } = {},
+  ) {
+    super(message, options)
+    this.type = clientErrorType(status)
+  }
+}
+
+function clientErrorType(status: number): string {
+  if (status === 401) return 'authentication_error'
+  if (status === 403) return 'permission_error'
+  if (status === 404) return 'not_found_error'
+  if (status === 413) return 'request_too_large'
+  if (status === 429) return 'rate_limit_error'
+  return 'invalid_request_error'
+}

@@ -1,0 +1,27 @@
+import type { ProviderConfig } from '../config'
+import type { GatewayError } from '../errors/gateway-error'
+import type { Usage } from '../spec/usage'
+
+/** One upstream request: which provider, which of its models, and when to give up. */
+export interface UpstreamTarget {
+  provider: ProviderConfig
+  /** The provider's own model id (a route's `model`). */
+  model: string
+  signal: AbortSignal
+}
+
+/**
+ * What the gateway needs of an upstream API. Each `providers/<api>/` folder implements it;
+ * nothing outside those folders knows a provider's wire format.
+ */
+export interface ProviderAdapter {
+  /**
+   * Sends an OpenAI-format chat completions body. Present only where that is the API's native
+   * format (the body passes through); other APIs are reached by translation.
+   */
+  sendChatCompletion?(target: UpstreamTarget, body: Record<string, unknown>): Promise<Response>
+  /** The canonical usage of an OpenAI-format chat `usage` object, or undefined when absent. */
+  chatUsage?(usage: unknown): Usage | undefined
+  /** The gateway error for an upstream error response (status and body text). */
+  mapError(status: number, body: string): GatewayError
+}

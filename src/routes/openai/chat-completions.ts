@@ -1,0 +1,58 @@
+import { Elysia, t } from 'elysia'
+import { chatCompletion, type ChatBody } from '../../dispatch/chat-completion'
+import { InvalidRequestError } from '../../errors/kinds'
+import type { GatewayContext } from '../../http/gateway-context'
+import type { Services } from '../../services'
+
+const MessageSchema = t.Object(
+  {
+    role: t.String({ minLength: 1 }),
+    // Optional here only for an assistant message that carries tool_calls (checked below).
+    content: t.Optional(t.Union([t.String(), t.Array(t.Unknown()), t.Null()])),
+  },
+  { additionalProperties: true },
+)
+
+/** The fields the gateway checks; every other OpenAI field (tools, response_format, seed, ...) passes through. */
+export const ChatCompletionSchema = t.Object(
+  {
+    model: t.String({ minLength: 1, description: 'A catalogue id such as openai/gpt-5, an alias tollgate/<name>, or custom/<name>' }),
+    messages: t.Array(MessageSchema, { minItems: 1 }),
+    max_tokens: t.Optional(t.Integer({ minimum: 1 })),
+    max_completion_tokens: t.Optional(t.Integer({ minimum: 1 })),
+    temperature: t.Optional(t.Number({ minimum: 0, maximum: 2 })),
+    top_p: t.Optional(t.Number({ minimum: 0, maximum: 1 })),
+    n: t.Optional(t.Integer({ minimum: 1, maximum: 128 })),
+    stream: t.Optional(t.Boolean()),
+    stop: t.Optional(t.Union([t.String(), t.Array(t.String(), { maxItems: 4 })])),
+    stream_options: t.Optional(t.Union([t.Object({ include_usage: t.Optional(t.Boolean()) }, { additionalProperties: true }), t.Null()])),
+  },
+  { additionalProperties: true },
+)
+
+export function chatCompletionRoutes(context: GatewayContext, services: Services) {
+  return new Elysia({ name: 'routes/chat-completions' }).use(context).post(
+    '/v1/chat/completions',
+    ({ body, caller, requestId, request }) => {
+      checkMessages(body.messages)
+      return chatCompletion(services, caller, body as ChatBody, requestId, request.signal)
+    },
+    {
+      parse: 'json',
+      body: ChatCompletionSchema,
+      detail: {
+        tags: ['Chat'],
+        summary: 'Create a chat completion (OpenAI format), billed to the caller',
+        description: 'Streams as server-sent events with `stream: true`. Non-streaming answers carry `usage.cost` in credits; streams carry it in the usage chunk when `stream_options.include_usage` is set.',
+      },
+    },
+  )
+}
+
+function checkMessages(messages: { role: string; content?: unknown; tool_calls?: unknown }[]): void {
+  messages.forEach((message, index) => {
+    if (message.content === undefined && !(message.role === 'assistant' && Array.isArray(message.tool_calls))) {
+      throw new InvalidRequestError(`messages[${index}].content is required.`, { param: `messages[${index}].content` })
+    }
+  })
+}

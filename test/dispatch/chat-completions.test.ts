@@ -1,0 +1,301 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { testDatabases, type FreshDatabase } from '../support/databases'
+import { expectError } from '../support/envelopes'
+import { bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
+import { IdentityProvider } from '../support/identity-provider'
+import { mockCatalogEnv } from '../support/mock-catalog'
+import { MockUpstream } from '../upstream/mock-upstream'
+
+const hi = [{ role: 'user', content: 'Say hi.' }]
+
+/** Reads a streamed reply into its data payloads. */
+function dataOf(text: string): string[] {
+  return text
+    .split('\n\n')
+    .filter((event) => event.startsWith('data: '))
+    .map((event) => event.slice(6))
+}
+
+for (const kind of testDatabases) {
+  describe(`chat completions, billed (${kind.kind})`, () => {
+    let database: FreshDatabase
+    let harness: TestGateway
+    let a: MockUpstream
+    let b: MockUpstream
+    let idp: IdentityProvider
+
+    beforeAll(async () => {
+      a = new MockUpstream().start()
+      b = new MockUpstream().start()
+      idp = await new IdentityProvider().start()
+      database = await kind.open()
+      harness = startGateway(database, {
+        config: testConfig({ ...mockCatalogEnv(a.baseUrl, b.baseUrl), TOLLGATE_OIDC_ISSUER: idp.issuer, TOLLGATE_OIDC_AUDIENCE: idp.audience }),
+      })
+    })
+    afterAll(async () => {
+      harness.services.close()
+      a.stop()
+      b.stop()
+      idp.stop()
+      await database.close()
+    })
+    beforeEach(() => {
+      a.reset()
+      b.reset()
+    })
+
+    const chat = (key: string, body: object, headers: Record<string, string> = {}) =>
+      harness.call('POST', '/v1/chat/completions', { headers: { ...bearer(key), ...headers }, body })
+    const wallet = async (accountId: string) => (await harness.admin('GET', `/accounts/${accountId}`)).json.wallet
+    const ledger = async (query: string) => (await harness.admin('GET', `/ledger?${query}`)).json.data as any[]
+
+    test('non-streaming: exact charge from the provider usage, the rest of the hold released', async () => {
+      const { key, id: keyId, accountId } = await harness.key()
+      a.script({ text: 'Hi there.', usage: { prompt_tokens: 1000, completion_tokens: 500, cached_tokens: 200 } })
+      const reply = await chat(key, { model: 'test/smart', messages: hi })
+      expect(reply.status).toBe(200)
+      // 800 input x 3 + 200 cached x 0.3 + 500 output x 15, per million.
+      const cost = (800 * 3 + 200 * 0.3 + 500 * 15) / 1e6
+      expect(reply.json.usage).toMatchObject({ prompt_tokens: 1000, completion_tokens: 500, cost })
+      expect(reply.json.model).toBe('test/smart')
+      expect(reply.json.choices[0].message.content).toBe('Hi there.')
+      expect(await wallet(accountId)).toEqual({ balance: 100 - cost, held: 0, available: 100 - cost })
+
+      const entries = await ledger(`key_id=${keyId}`)
+      expect(entries.map((entry) => entry.kind)).toEqual(['release', 'charge', 'hold'])
+      const [release, charge, hold] = entries
+      expect(charge).toMatchObject({ amount: cost, model: 'test/smart', route: 'a', request_id: reply.headers.get('x-request-id'), uncollected: 0 })
+      expect(charge.usage).toMatchObject({ input_tokens: 800, cache_read_tokens: 200, output_tokens: 500, source: 'provider' })
+      expect(release.amount).toBeCloseTo(hold.amount - cost, 6)
+    })
+
+    test('a charge never exceeds its hold: the excess is recorded as uncollected', async () => {
+      const { key, id: keyId, accountId } = await harness.key()
+      // The upstream reports far more than the request could have used.
+      a.script({ usage: { prompt_tokens: 100_000, completion_tokens: 100 } })
+      const reply = await chat(key, { model: 'test/cheap', messages: hi, max_tokens: 100 })
+      const entries = await ledger(`key_id=${keyId}`)
+      const hold = entries.find((entry) => entry.kind === 'hold')
+      const charge = entries.find((entry) => entry.kind === 'charge')
+      expect(charge.amount).toBe(hold.amount)
+      expect(charge.uncollected).toBeCloseTo((100_000 + 200) / 1e6 - hold.amount, 6)
+      expect(entries.some((entry) => entry.kind === 'release')).toBe(false)
+      expect(reply.json.usage.cost).toBe(hold.amount)
+      expect((await wallet(accountId)).balance).toBeCloseTo(100 - hold.amount, 6)
+    })
+
+    test('forwards the upstream model id and the provider key, never the client key', async () => {
+      const { key } = await harness.key()
+      await chat(key, { model: 'test/smart', messages: hi, tools: [{ type: 'function', function: { name: 'f', parameters: {} } }], seed: 7 })
+      const sent = a.received[0]!
+      expect(sent.body).toMatchObject({ model: 'smart-a', seed: 7, tools: [{ type: 'function', function: { name: 'f' } }] })
+      expect(sent.headers.authorization).toBe('Bearer sk-upstream-a')
+      expect(JSON.stringify(sent)).not.toContain(key)
+    })
+
+    test('tool calls come back unchanged', async () => {
+      const { key } = await harness.key()
+      a.script({ toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }] })
+      const reply = await chat(key, { model: 'test/cheap', messages: hi })
+      expect(reply.json.choices[0]).toMatchObject({
+        finish_reason: 'tool_calls',
+        message: { content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+      })
+    })
+
+    test('streaming without include_usage: usage asked upstream, billed, not shown', async () => {
+      const { key, accountId } = await harness.key()
+      a.script({ text: 'one two three', usage: { prompt_tokens: 100, completion_tokens: 3 } })
+      const reply = await chat(key, { model: 'test/cheap', messages: hi, stream: true })
+      expect(reply.headers.get('content-type')).toContain('text/event-stream')
+      const data = dataOf(reply.text)
+      expect(data.at(-1)).toBe('[DONE]')
+      const chunks = data.slice(0, -1).map((line) => JSON.parse(line))
+      expect(chunks.map((chunk) => chunk.choices[0]?.delta?.content ?? '').join('')).toBe('one two three')
+      expect(chunks.every((chunk) => chunk.usage === undefined && chunk.model === 'test/cheap')).toBe(true)
+      expect(a.received[0]!.body.stream_options).toEqual({ include_usage: true })
+      const cost = (100 * 1 + 3 * 2) / 1e6
+      expect((await wallet(accountId)).balance).toBe(100 - cost)
+    })
+
+    test('streaming with include_usage: the usage chunk carries the cost', async () => {
+      const { key } = await harness.key()
+      a.script({ text: 'ok', usage: { prompt_tokens: 10, completion_tokens: 1 } })
+      const reply = await chat(key, { model: 'test/cheap', messages: hi, stream: true, stream_options: { include_usage: true } })
+      const data = dataOf(reply.text)
+      const usageChunk = JSON.parse(data.at(-2)!)
+      expect(usageChunk.choices).toEqual([])
+      expect(usageChunk.usage).toMatchObject({ prompt_tokens: 10, completion_tokens: 1, cost: (10 + 2) / 1e6 })
+    })
+
+    test('402 before any upstream request when the wallet cannot cover the worst case', async () => {
+      const { id: accountId } = await harness.account(0.001)
+      const { key } = await harness.key({ account_id: accountId })
+      // 1000 output tokens at 2 per million = 0.002 > 0.001.
+      expectError(await chat(key, { model: 'test/cheap', messages: hi }), 402, 'insufficient_balance')
+      expect(a.received).toHaveLength(0)
+      expect(await wallet(accountId)).toEqual({ balance: 0.001, held: 0, available: 0.001 })
+      // A smaller max_tokens fits.
+      expect((await chat(key, { model: 'test/cheap', messages: hi, max_tokens: 100 })).status).toBe(200)
+    })
+
+    test('403 api_key_quota_exceeded when the hold would pass the monthly quota', async () => {
+      const { key } = await harness.key({ monthly_quota: 0.001 })
+      expectError(await chat(key, { model: 'test/cheap', messages: hi }), 403, 'api_key_quota_exceeded')
+      expect(a.received).toHaveLength(0)
+      a.script({ usage: { prompt_tokens: 10, completion_tokens: 10 } })
+      expect((await chat(key, { model: 'test/cheap', messages: hi, max_tokens: 100 })).status).toBe(200)
+      const month = (await harness.call('GET', '/v1/wallet', { headers: bearer(key) })).json.key
+      expect(month).toMatchObject({ monthly_quota: 0.001, month_spent: (10 + 20) / 1e6 })
+    })
+
+    test('a key with an allotment pays from it alone; a user token from the user allotment', async () => {
+      const { id: accountId } = await harness.account(50)
+      const { key, id: keyId } = await harness.key({ account_id: accountId, allotment: 0.001 })
+      expectError(await chat(key, { model: 'test/cheap', messages: hi }), 402, 'insufficient_balance')
+      await harness.admin('POST', `/keys/${keyId}/allotment`, { amount: 1 })
+      a.script({ usage: { prompt_tokens: 100, completion_tokens: 100 } })
+      expect((await chat(key, { model: 'test/cheap', messages: hi })).status).toBe(200)
+      expect((await harness.admin('GET', `/keys/${keyId}`)).json.allotment.balance).toBe(1.001 - 300 / 1e6)
+      expect((await wallet(accountId)).balance).toBe(50)
+
+      const token = await idp.token({ sub: 'payer-user' })
+      expectError(await chat(token, { model: 'test/cheap', messages: hi }), 402, 'insufficient_balance')
+      await harness.admin('POST', '/users/credits', { iss: idp.issuer, sub: 'payer-user', amount: 2 })
+      a.script({ usage: { prompt_tokens: 100, completion_tokens: 100 } })
+      expect((await chat(token, { model: 'test/cheap', messages: hi })).status).toBe(200)
+      const allotment = await harness.admin('GET', `/users/allotment?iss=${encodeURIComponent(idp.issuer)}&sub=payer-user`)
+      expect(allotment.json).toEqual({ balance: 2 - 300 / 1e6, held: 0, available: 2 - 300 / 1e6 })
+      expect((await ledger('user_sub=payer-user')).some((entry) => entry.kind === 'charge' && entry.payer.type === 'user_allotment')).toBe(true)
+    })
+
+    test('failover: a 5xx, a refused connection or a timeout moves on; billed once', async () => {
+      const { key, id: keyId } = await harness.key()
+      a.script({ kind: 'error', status: 503 })
+      b.script({ usage: { prompt_tokens: 10, completion_tokens: 10 } })
+      const served = await chat(key, { model: 'test/smart', messages: hi })
+      expect(served.status).toBe(200)
+      expect(b.received[0]!.body.model).toBe('smart-b')
+      expect((await ledger(`key_id=${keyId}`)).filter((entry) => entry.kind === 'charge')).toMatchObject([{ route: 'b', amount: (10 * 3 + 10 * 15) / 1e6 }])
+
+      b.script({})
+      expect((await chat(key, { model: 'test/fragile', messages: hi })).status).toBe(200)
+      a.script({ kind: 'hang' })
+      b.script({})
+      expect((await chat(key, { model: 'test/slow', messages: hi })).status).toBe(200)
+      expect(b.received.map((request) => request.body.model)).toEqual(['smart-b', 'fragile-b', 'slow-b'])
+    })
+
+    test('a client-fault 4xx comes back as is, is not billed, and is not retried elsewhere', async () => {
+      const { key, accountId } = await harness.key()
+      a.script({ kind: 'error', status: 400, body: { error: { message: 'context too long', type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' } } })
+      const reply = await chat(key, { model: 'test/smart', messages: hi })
+      expectError(reply, 400, 'context_length_exceeded')
+      expect(reply.json.error).toMatchObject({ message: 'context too long', param: 'messages' })
+      expect(b.received).toHaveLength(0)
+      expect(await wallet(accountId)).toEqual({ balance: 100, held: 0, available: 100 })
+    })
+
+    test('every route failing: 502, nothing billed; a timeout on the last route: 504', async () => {
+      const { key, accountId, id: keyId } = await harness.key()
+      a.script({ kind: 'error', status: 500 })
+      b.script({ kind: 'error', status: 529 })
+      expectError(await chat(key, { model: 'test/smart', messages: hi }), 502, 'upstream_error')
+      b.script({ kind: 'error', status: 500 })
+      a.script({ kind: 'hang' })
+      expectError(await chat(key, { model: 'test/timeout', messages: hi, stream: true }), 504, 'upstream_timeout')
+      expect(await wallet(accountId)).toEqual({ balance: 100, held: 0, available: 100 })
+      const kinds = (await ledger(`key_id=${keyId}`)).map((entry) => entry.kind)
+      expect(kinds.filter((kind) => kind === 'charge')).toHaveLength(0)
+      expect(kinds.filter((kind) => kind === 'hold')).toHaveLength(kinds.filter((kind) => kind === 'release').length)
+    })
+
+    test('smart aliases fall back in order and bill at the price of the model that served', async () => {
+      const { key, id: keyId } = await harness.key()
+      a.script({ kind: 'error', status: 500 }, { usage: { prompt_tokens: 10, completion_tokens: 10 } })
+      b.script({ kind: 'error', status: 500 })
+      const reply = await chat(key, { model: 'tollgate/best', messages: hi })
+      expect(reply.status).toBe(200)
+      expect(reply.json.model).toBe('test/cheap')
+      expect(a.received.map((request) => request.body.model)).toEqual(['smart-a', 'cheap-upstream'])
+      expect(reply.json.usage.cost).toBe((10 * 1 + 10 * 2) / 1e6)
+      expect((await ledger(`key_id=${keyId}`)).find((entry) => entry.kind === 'charge')).toMatchObject({ model: 'test/cheap' })
+    })
+
+    test('custom models: system prompt and defaults applied, base price billed, private to their account', async () => {
+      const { key, accountId } = await harness.key()
+      await harness.admin('POST', '/custom-models', { account_id: accountId, name: 'pirate', base_model: 'test/cheap', system: 'Talk like a pirate.', defaults: { temperature: 0.1, max_tokens: 50 } })
+      a.script({ usage: { prompt_tokens: 20, completion_tokens: 5 } })
+      const reply = await chat(key, { model: 'custom/pirate', messages: hi, max_tokens: 80 })
+      expect(reply.status).toBe(200)
+      expect(reply.json.usage.cost).toBe((20 + 10) / 1e6)
+      expect(a.received[0]!.body).toMatchObject({
+        model: 'cheap-upstream',
+        temperature: 0.1,
+        max_tokens: 80,
+        messages: [{ role: 'system', content: 'Talk like a pirate.' }, ...hi],
+      })
+      const stranger = await harness.key()
+      expectError(await chat(stranger.key, { model: 'custom/pirate', messages: hi }), 404, 'model_not_found')
+    })
+
+    test('a stream the client abandons is billed for what was streamed, the rest released', async () => {
+      const { key, accountId, id: keyId } = await harness.key()
+      a.script({ text: 'a b c d e f g h i j k l m n o p', chunkDelayMs: 30, usage: { prompt_tokens: 5, completion_tokens: 16 } })
+      const response = await harness.gateway.handle(
+        new Request('http://localhost/v1/chat/completions', {
+          method: 'POST',
+          headers: { ...bearer(key), 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'test/cheap', messages: hi, stream: true }),
+        }),
+      )
+      const reader = response.body!.getReader()
+      await reader.read()
+      await reader.read()
+      await reader.cancel()
+      // Settlement happens as the stream is cancelled; give the batch a moment to commit.
+      for (let i = 0; i < 50 && (await wallet(accountId)).held !== 0; i++) await Bun.sleep(20)
+      const after = await wallet(accountId)
+      expect(after.held).toBe(0)
+      const charge = (await ledger(`key_id=${keyId}`)).find((entry) => entry.kind === 'charge')
+      expect(charge.usage.source).toBe('estimate')
+      expect(charge.usage.output_tokens).toBeGreaterThan(0)
+      expect(charge.usage.output_tokens).toBeLessThan(16)
+      expect(after.balance).toBeCloseTo(100 - charge.amount, 6)
+    })
+
+    test('a stream the upstream cuts ends with an error chunk, no [DONE], and is not billed', async () => {
+      const { key, accountId } = await harness.key()
+      a.script({ text: 'a b c d e', cutAfterChunks: 2 })
+      const reply = await chat(key, { model: 'test/cheap', messages: hi, stream: true })
+      const data = dataOf(reply.text)
+      expect(data).not.toContain('[DONE]')
+      expect(JSON.parse(data.at(-1)!).error).toMatchObject({ code: 'upstream_error' })
+      expect(await wallet(accountId)).toEqual({ balance: 100, held: 0, available: 100 })
+    })
+
+    test('validation: 400 invalid_request naming the field; models served elsewhere: 503', async () => {
+      const { key } = await harness.key()
+      const checks: [object, string][] = [
+        [{ messages: hi }, 'model'],
+        [{ model: 'test/cheap' }, 'messages'],
+        [{ model: 'test/cheap', messages: [] }, 'messages'],
+        [{ model: 'test/cheap', messages: hi, temperature: 2.5 }, 'temperature'],
+        [{ model: 'test/cheap', messages: hi, top_p: -0.1 }, 'top_p'],
+        [{ model: 'test/cheap', messages: hi, max_tokens: 0 }, 'max_tokens'],
+        [{ model: 'test/cheap', messages: hi, stop: 7 }, 'stop'],
+        [{ model: 'test/cheap', messages: hi, stream: 'yes' }, 'stream'],
+        [{ model: 'test/cheap', messages: [{ role: 'user' }] }, 'messages[0].content'],
+      ]
+      for (const [body, param] of checks) {
+        const reply = await chat(key, body)
+        expectError(reply, 400, 'invalid_request')
+        expect(reply.json.error.param).toBe(param)
+      }
+      expect((await chat(key, { model: 'test/cheap', messages: [{ role: 'assistant', content: null, tool_calls: [] }, ...hi] })).status).toBe(200)
+      expectError(await chat(key, { model: 'anthropic/claude-test', messages: hi }), 503, 'no_route_available')
+      expect(a.received.every((request) => request.body.model !== 'claude-test')).toBe(true)
+    })
+  })
+}

@@ -1,0 +1,72 @@
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+/**
+ * A config file whose providers are mock upstreams: `a` and `b` are two loopback servers,
+ * `dead` refuses connections, `sluggish` is server `a` with a 300 ms header timeout.
+ */
+export function mockCatalog(a: string, b: string) {
+  return {
+    providers: {
+      a: { api: 'openai', baseUrl: a, apiKey: 'sk-upstream-a' },
+      b: { api: 'openai', baseUrl: b, apiKey: 'sk-upstream-b' },
+      dead: { api: 'openai', baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-dead' },
+      sluggish: { api: 'openai', baseUrl: a, apiKey: 'sk-upstream-a', timeoutMs: 300 },
+      native: { api: 'anthropic', baseUrl: a, apiKey: 'sk-ant' },
+    },
+    models: [
+      { id: 'test/cheap', type: 'chat', routes: [{ provider: 'a', model: 'cheap-upstream' }], pricing: { input: 1, output: 2 }, maxOutputTokens: 1000 },
+      {
+        id: 'test/smart',
+        type: 'chat',
+        routes: [
+          { provider: 'a', model: 'smart-a' },
+          { provider: 'b', model: 'smart-b' },
+        ],
+        pricing: { input: 3, output: 15, cacheRead: 0.3 },
+        maxOutputTokens: 4000,
+      },
+      {
+        id: 'test/fragile',
+        type: 'chat',
+        routes: [
+          { provider: 'dead', model: 'x' },
+          { provider: 'b', model: 'fragile-b' },
+        ],
+        pricing: { input: 1, output: 1 },
+        maxOutputTokens: 1000,
+      },
+      {
+        id: 'test/slow',
+        type: 'chat',
+        routes: [
+          { provider: 'sluggish', model: 'slow-a' },
+          { provider: 'b', model: 'slow-b' },
+        ],
+        pricing: { input: 1, output: 1 },
+        maxOutputTokens: 1000,
+      },
+      {
+        id: 'test/timeout',
+        type: 'chat',
+        routes: [
+          { provider: 'b', model: 'timeout-b' },
+          { provider: 'sluggish', model: 'timeout-a' },
+        ],
+        pricing: { input: 1, output: 1 },
+        maxOutputTokens: 1000,
+      },
+      { id: 'anthropic/claude-test', type: 'chat', routes: [{ provider: 'native', model: 'claude-test' }], pricing: { input: 3, output: 15 }, maxOutputTokens: 1000 },
+      { id: 'test/embed', type: 'embedding', routes: [{ provider: 'a', model: 'embed' }], pricing: { input: 0.02 } },
+    ],
+    aliases: [{ id: 'tollgate/best', strategy: 'fallback', targets: ['test/smart', 'test/cheap'] }],
+  }
+}
+
+/** Writes the catalogue to a temporary file and returns the environment that names it. */
+export function mockCatalogEnv(a: string, b: string): Record<string, string> {
+  const path = join(mkdtempSync(join(tmpdir(), 'tollgate-catalog-')), 'tollgate.json')
+  writeFileSync(path, JSON.stringify(mockCatalog(a, b)))
+  return { TOLLGATE_CONFIG: path }
+}
