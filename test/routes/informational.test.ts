@@ -53,7 +53,7 @@ describe('models, pricing and wallet', () => {
     expectError(await retrieve('openai/gpt-5', key), 404, 'model_not_found')
     expect((await retrieve('openai/gpt-5', other.key)).status).toBe(200)
     // Calling another account's custom model: it does not exist for this key.
-    const call = await harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'custom/theirs', messages: [] } })
+    const call = await harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'custom/theirs', messages: [{ role: 'user', content: 'hi' }] } })
     expectError(call, 404, 'model_not_found')
   })
 
