@@ -1,0 +1,34 @@
+import { expect } from 'bun:test'
+import { sql } from 'drizzle-orm'
+import type { Database } from '../../src/db/client'
+
+/**
+ * The money invariants of CONTRACT.md §5, checked on the database itself: no wallet below
+ * zero, each balance equal to its top-ups minus its charges, no hold left open, and every
+ * hold closed exactly once.
+ */
+export async function expectBooksBalance(db: Database): Promise<void> {
+  const rows = async (query: ReturnType<typeof sql>) => {
+    const result = await db.execute(query)
+    return (Array.isArray(result) ? result : (result as unknown as { rows: unknown[] }).rows) as Record<string, unknown>[]
+  }
+  expect(await rows(sql`select id from wallets where balance < held or held < 0`)).toEqual([])
+  expect(
+    await rows(sql`
+      select w.id, w.balance::text as balance, coalesce(sum(case when l.kind in ('topup', 'adjustment') then l.amount when l.kind = 'charge' then -l.amount else 0 end), 0)::text as ledger
+      from wallets w left join ledger_entries l on l.wallet_id = w.id
+      group by w.id, w.balance
+      having w.balance <> coalesce(sum(case when l.kind in ('topup', 'adjustment') then l.amount when l.kind = 'charge' then -l.amount else 0 end), 0)`),
+  ).toEqual([])
+  expect(await rows(sql`select id from holds where status = 'open'`)).toEqual([])
+  expect(await rows(sql`select id from wallets where held <> 0`)).toEqual([])
+  // Each hold: one hold entry, and what it gave back plus what it charged equals what it held.
+  expect(
+    await rows(sql`
+      select h.id from holds h
+      left join ledger_entries l on l.hold_id = h.id
+      group by h.id, h.amount
+      having sum(case when l.kind = 'hold' then 1 else 0 end) <> 1
+          or sum(case when l.kind in ('charge', 'release', 'expire') then l.amount else 0 end) <> h.amount`),
+  ).toEqual([])
+}
