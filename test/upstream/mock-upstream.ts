@@ -43,6 +43,8 @@ export interface ReceivedRequest {
 
 export class MockUpstream {
   readonly received: ReceivedRequest[] = []
+  /** Off for load: the benchmark sends more requests than are worth keeping. */
+  keepRecords = true
   private readonly queue: Script[] = []
   private fallback: Script = {}
   private server: ReturnType<typeof Bun.serve> | undefined
@@ -82,7 +84,7 @@ export class MockUpstream {
 
   private async handle(request: Request): Promise<Response> {
     const body = await request.json().catch(() => undefined)
-    this.received.push({ path: new URL(request.url).pathname, headers: Object.fromEntries(request.headers), body })
+    if (this.keepRecords) this.received.push({ path: new URL(request.url).pathname, headers: Object.fromEntries(request.headers), body })
     const script = this.queue.shift() ?? this.fallback
     if (script.kind === 'hang') return new Promise<Response>(() => {})
     if (script.delayMs) await Bun.sleep(script.delayMs)

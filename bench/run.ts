@@ -1,0 +1,216 @@
+// `bun run bench`: Tollgate on PGlite and on Postgres beside a bare Bun proxy (the floor) and
+// the Portkey gateway, all in front of the same mock upstream, driven by wrk. Prints a table
+// and writes BENCHMARKS.md.
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import { join } from 'node:path'
+import postgres from 'postgres'
+import { mockCatalogEnv } from '../test/support/mock-catalog'
+import { startProcess, type GatewayProcess } from '../test/support/process'
+import { checkBooks } from './books'
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64)
+const TTFB_SAMPLES = 300
+const ADMIN = 'bench-admin-token'
+const POSTGRES_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+
+interface Target {
+  name: string
+  gateway: GatewayProcess
+  /** Base URL ending in /v1. */
+  base: string
+  key: string
+  model: string
+  headers: Record<string, string>
+  database?: { kind: 'pglite'; dataDir: string } | { kind: 'postgres'; url: string; name: string }
+  accountId?: string
+}
+
+interface Result {
+  name: string
+  rps: number
+  p50: number
+  p99: number
+  errors: number
+  ttfb: number
+  rssMb: number
+  books?: string
+}
+
+function need(command: string, hint: string): void {
+  if (Bun.spawnSync(['which', command]).exitCode !== 0) {
+    console.error(`${command} is missing: ${hint}`)
+    process.exit(1)
+  }
+}
+
+async function freePort(): Promise<number> {
+  const probe = Bun.serve({ port: 0, fetch: () => new Response() })
+  const port = probe.port
+  probe.stop(true)
+  return port ?? 0
+}
+
+async function setUpAccount(base: string): Promise<{ key: string; accountId: string }> {
+  const admin = async (path: string, body: unknown) => {
+    const response = await fetch(`${base}admin/v1${path}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` }, body: JSON.stringify(body) })
+    return (await response.json()) as any
+  }
+  const account = await admin('/accounts', { name: 'bench' })
+  await admin(`/accounts/${account.id}/credits`, { amount: 1_000_000 })
+  const key = await admin('/keys', { account_id: account.id, env: 'prod' })
+  return { key: key.key, accountId: account.id }
+}
+
+function body(model: string, stream: boolean): string {
+  return JSON.stringify({ model, messages: [{ role: 'user', content: 'Say hello.' }], max_tokens: 16, ...(stream ? { stream: true } : {}) })
+}
+
+function parseDuration(text: string): number {
+  const match = /([\d.]+)(us|ms|s)/.exec(text)
+  if (!match) return Number.NaN
+  const value = Number(match[1])
+  return match[2] === 'us' ? value / 1000 : match[2] === 's' ? value * 1000 : value
+}
+
+async function wrk(target: Target, seconds: number): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
+  const child = Bun.spawn(['wrk', '-t2', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', '-s', 'bench/post.lua', `${target.base}/chat/completions`], {
+    env: { ...process.env, BENCH_BODY: body(target.model, false), BENCH_KEY: target.key, ...(target.headers['x-portkey-custom-host'] ? { BENCH_CUSTOM_HOST: target.headers['x-portkey-custom-host'] } : {}) },
+    stdout: 'pipe',
+  })
+  const output = await new Response(child.stdout).text()
+  await child.exited
+  const line = (label: string) => output.split('\n').find((candidate) => candidate.trim().startsWith(label)) ?? ''
+  return {
+    rps: Number(line('Requests/sec:').split(/\s+/).at(-1)),
+    p50: parseDuration(line('50%').trim().split(/\s+/)[1] ?? ''),
+    p99: parseDuration(line('99%').trim().split(/\s+/)[1] ?? ''),
+    errors: Number(line('Non-2xx').split(/\s+/).at(-1) ?? 0) || 0,
+  }
+}
+
+/** Median time to the first streamed byte, one request at a time. */
+async function ttfb(target: Target): Promise<number> {
+  const samples: number[] = []
+  for (let i = 0; i < TTFB_SAMPLES; i++) {
+    const started = performance.now()
+    const response = await fetch(`${target.base}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${target.key}`, ...target.headers },
+      body: body(target.model, true),
+    })
+    const reader = response.body!.getReader()
+    await reader.read()
+    samples.push(performance.now() - started)
+    while (!(await reader.read()).done) {}
+  }
+  samples.sort((a, b) => a - b)
+  return samples[Math.floor(samples.length / 2)]!
+}
+
+function peakRssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024
+}
+
+async function main(): Promise<void> {
+  need('wrk', 'apt-get install wrk')
+  if (!existsSync('bench/peer/node_modules/@portkey-ai/gateway')) {
+    console.log('installing the Portkey gateway into bench/peer ...')
+    Bun.spawnSync(['bun', 'install', '--frozen-lockfile'], { cwd: 'bench/peer', stdout: 'inherit', stderr: 'inherit' })
+  }
+
+  const mock = await startProcess(['bun', 'bench/mock-server.ts'], {})
+  const upstream = `${mock.url}v1`
+  const catalog = mockCatalogEnv(upstream, upstream)
+  const targets: Target[] = []
+  const started: GatewayProcess[] = [mock]
+  try {
+    const bare = await startProcess(['bun', 'bench/bare-proxy.ts'], { UPSTREAM_URL: upstream })
+    started.push(bare)
+    targets.push({ name: 'bare Bun proxy (floor)', gateway: bare, base: `${bare.url}v1`, key: 'none', model: 'cheap-upstream', headers: {} })
+
+    const dataDir = mkdtempSync(join(os.tmpdir(), 'tollgate-bench-'))
+    const embedded = await startProcess(['bun', 'src/main.ts'], { ...catalog, TOLLGATE_DATA_DIR: dataDir, TOLLGATE_ADMIN_TOKEN: ADMIN })
+    started.push(embedded)
+    const embeddedAccount = await setUpAccount(embedded.url)
+    targets.push({ name: 'Tollgate, PGlite', gateway: embedded, base: `${embedded.url}v1`, key: embeddedAccount.key, accountId: embeddedAccount.accountId, model: 'test/cheap', headers: {}, database: { kind: 'pglite', dataDir } })
+
+    const databaseName = `tollgate_bench_${Date.now()}`
+    const server = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} })
+    await server.unsafe(`create database ${databaseName}`)
+    await server.end()
+    const databaseUrl = Object.assign(new URL(POSTGRES_URL), { pathname: `/${databaseName}` }).toString()
+    const shared = await startProcess(['bun', 'src/main.ts'], { ...catalog, DATABASE_URL: databaseUrl, TOLLGATE_ADMIN_TOKEN: ADMIN })
+    started.push(shared)
+    const sharedAccount = await setUpAccount(shared.url)
+    targets.push({ name: 'Tollgate, Postgres', gateway: shared, base: `${shared.url}v1`, key: sharedAccount.key, accountId: sharedAccount.accountId, model: 'test/cheap', headers: {}, database: { kind: 'postgres', url: databaseUrl, name: databaseName } })
+
+    const portkeyPort = await freePort()
+    const portkey = Bun.spawn(['node', 'bench/peer/node_modules/@portkey-ai/gateway/build/start-server.js', `--port=${portkeyPort}`, '--headless'], { stdout: 'ignore', stderr: 'ignore' })
+    const portkeyProcess: GatewayProcess = { url: `http://127.0.0.1:${portkeyPort}/`, child: portkey, stop: async () => (portkey.kill(), portkey.exited) }
+    started.push(portkeyProcess)
+    for (let i = 0; i < 100; i++) {
+      if (await fetch(portkeyProcess.url).then(() => true, () => false)) break
+      await Bun.sleep(100)
+    }
+    targets.push({ name: 'Portkey gateway 1.15.2', gateway: portkeyProcess, base: `${portkeyProcess.url}v1`, key: 'none', model: 'cheap-upstream', headers: { 'x-portkey-provider': 'openai', 'x-portkey-custom-host': upstream } })
+
+    const results: Result[] = []
+    for (const target of targets) {
+      console.log(`measuring ${target.name} ...`)
+      await wrk(target, 2) // warm-up
+      const load = await wrk(target, SECONDS)
+      results.push({ name: target.name, ...load, ttfb: await ttfb(target), rssMb: peakRssMb(target.gateway.child.pid) })
+    }
+
+    for (const [index, target] of targets.entries()) {
+      if (!target.database) continue
+      await target.gateway.stop()
+      results[index]!.books = await checkBooks(target.database)
+    }
+    report(results)
+  } finally {
+    for (const process of started.reverse()) await process.stop().catch(() => 0)
+  }
+}
+
+function report(results: Result[]): void {
+  const floor = results[0]!
+  const cpu = os.cpus()[0]?.model ?? 'unknown CPU'
+  const rows = results.map((result) => {
+    const added = (value: number, base: number) => (result === floor ? '—' : `${(value - base).toFixed(2)} ms`)
+    return `| ${result.name} | ${Math.round(result.rps)} | ${result === floor ? '100%' : `${Math.round((result.rps / floor.rps) * 100)}%`} | ${result.p50.toFixed(2)} ms (${added(result.p50, floor.p50)}) | ${result.p99.toFixed(2)} ms (${added(result.p99, floor.p99)}) | ${result.ttfb.toFixed(2)} ms (${added(result.ttfb, floor.ttfb)}) | ${result.rssMb.toFixed(0)} MB | ${result.errors} | ${result.books ?? '—'} |`
+  })
+  const postgresRow = results.find((result) => result.name === 'Tollgate, Postgres')
+  const targets = postgresRow
+    ? [
+        `- Throughput with auth and billing on Postgres ≥ 50% of the bare proxy: ${Math.round((postgresRow.rps / floor.rps) * 100)}% — ${postgresRow.rps >= floor.rps / 2 ? 'met' : 'not met'}.`,
+        `- p50 added latency ≤ 1 ms: ${(postgresRow.p50 - floor.p50).toFixed(2)} ms under load — ${postgresRow.p50 - floor.p50 <= 1 ? 'met' : 'not met'}.`,
+        `- Streaming time-to-first-byte added ≤ 1 ms: ${(postgresRow.ttfb - floor.ttfb).toFixed(2)} ms — ${postgresRow.ttfb - floor.ttfb <= 1 ? 'met' : 'not met'}.`,
+        `- Hot wallet ≥ 5,000 billed requests/s with exact accounting: ${Math.round(postgresRow.rps)}/s, books ${postgresRow.books} — ${postgresRow.rps >= 5000 && postgresRow.books === 'exact' ? 'met' : 'not met'}.`,
+      ]
+    : []
+  const text = [
+    '# Benchmarks',
+    '',
+    `Measured by \`bun run bench\` on ${new Date().toISOString().slice(0, 10)}: ${os.cpus().length} cores (${cpu}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, Bun ${Bun.version}.`,
+    `Everything runs on this one machine: the mock upstream, each gateway, Postgres and wrk share its cores.`,
+    `Load: wrk, 2 threads, ${CONNECTIONS} connections, ${SECONDS} s per target after a 2 s warm-up, non-streaming chat completions; every Tollgate request is authenticated, held, settled and written to the ledger, all on ONE wallet (the hot-wallet case).`,
+    `Time to first byte: the median of ${TTFB_SAMPLES} sequential streaming requests. Peak RSS: the process's VmHWM. Books: after the run, every wallet equals its top-ups minus its charges, no hold is open and every hold closed exactly once.`,
+    '',
+    '| target | requests/s | of floor | p50 (added) | p99 (added) | TTFB (added) | peak RSS | non-2xx | books |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...rows,
+    '',
+    '## Targets (2-core machine)',
+    '',
+    ...targets,
+    '',
+  ].join('\n')
+  writeFileSync('BENCHMARKS.md', text)
+  console.log(text)
+}
+
+await main()
