@@ -3,8 +3,7 @@ CREATE TABLE "key_spend" (
 	"month" text NOT NULL,
 	"charged" bigint DEFAULT 0 NOT NULL,
 	"held" bigint DEFAULT 0 NOT NULL,
-	CONSTRAINT "key_spend_key_id_month_pk" PRIMARY KEY("key_id","month"),
-	CONSTRAINT "key_spend_held_not_negative" CHECK ("key_spend"."held" >= 0)
+	CONSTRAINT "key_spend_key_id_month_pk" PRIMARY KEY("key_id","month")
 );
 --> statement-breakpoint
 ALTER TABLE "holds" ADD COLUMN "payer_type" text NOT NULL;--> statement-breakpoint

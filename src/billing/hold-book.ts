@@ -1,9 +1,11 @@
-import { and, eq, inArray, sql } from 'drizzle-orm'
+import { and, eq, inArray } from 'drizzle-orm'
 import type { Database, Queryable } from '../db/client'
 import { holds, keySpend, ledgerEntries, wallets } from '../db/schema'
 import { InsufficientBalanceError, QuotaExceededError } from '../errors/kinds'
 import { newId } from '../util/ids'
+import { retryingDeadlocks } from '../db/rows'
 import { Batcher } from './batcher'
+import { closeHoldsAtomically, takeHoldsAtomically } from './hold-statements'
 import { adjustKeySpend, adjustWallets, monthKey, type HoldRow } from './hold-rows'
 import type { Payer } from './payer'
 
@@ -75,9 +77,41 @@ export class HoldBook {
     return this.closings.submit({ hold, cost: 0n, usage: null, model: hold.model, route: hold.route })
   }
 
-  private takeBatch(requests: HoldRequest[]): Promise<(Hold | Error)[]> {
+  /**
+   * Without quotas in play, each wallet's holds go in one statement, all or none; a wallet that
+   * cannot cover its whole group, and any key with a monthly quota, take the locking path,
+   * which decides request by request.
+   */
+  private async takeBatch(requests: HoldRequest[]): Promise<(Hold | Error)[]> {
     const now = new Date(this.options.now())
     const month = monthKey(now)
+    const expiresAt = new Date(now.getTime() + this.options.ttlMs)
+    const outcomes: (Hold | Error)[] = new Array(requests.length)
+    const slow: number[] = []
+    const groups = new Map<string, number[]>()
+    requests.forEach((request, index) => {
+      if (request.payer.monthlyQuota !== null) return slow.push(index)
+      const group = groups.get(request.payer.walletId) ?? []
+      group.push(index)
+      groups.set(request.payer.walletId, group)
+    })
+    await Promise.all(
+      [...groups].map(async ([walletId, indexes]) => {
+        const group = indexes.map((index): Hold => ({ ...requests[index]!, id: newId('hold'), month }))
+        const taken = await retryingDeadlocks(() => takeHoldsAtomically(this.db, walletId, group, this.options.instanceId, now, expiresAt))
+        if (!taken) return slow.push(...indexes)
+        indexes.forEach((index, position) => (outcomes[index] = group[position]!))
+      }),
+    )
+    if (slow.length > 0) {
+      slow.sort((a, b) => a - b)
+      const decided = await retryingDeadlocks(() => this.takeLocked(slow.map((index) => requests[index]!), now, month, expiresAt))
+      slow.forEach((index, position) => (outcomes[index] = decided[position]!))
+    }
+    return outcomes
+  }
+
+  private takeLocked(requests: HoldRequest[], now: Date, month: string, expiresAt: Date): Promise<(Hold | Error)[]> {
     return this.db.transaction(async (tx) => {
       const walletIds = [...new Set(requests.map((request) => request.payer.walletId))].sort()
       const rows = await tx
@@ -130,7 +164,7 @@ export class HoldBook {
           instanceId: this.options.instanceId,
           month: hold.month,
           createdAt: now,
-          expiresAt: new Date(now.getTime() + this.options.ttlMs),
+          expiresAt,
         })),
       )
       await tx.insert(ledgerEntries).values(accepted.map((hold) => ledgerFields(hold, 'hold', hold.amount, now)))
@@ -154,55 +188,22 @@ export class HoldBook {
     return committed
   }
 
-  private closeBatch(items: Closing[]): Promise<(ClosedHold | Error)[]> {
+  private async closeBatch(items: Closing[]): Promise<(ClosedHold | Error)[]> {
     const now = new Date(this.options.now())
-    const month = monthKey(now)
-    return this.db.transaction(async (tx) => {
-      // Only holds still open are closed: a hold the sweeper expired has already been given back.
-      const stillOpen = new Set(
-        (
-          await tx
-            .update(holds)
-            .set({ status: sql`case when ${holds.id} in ${settledIds(items)} then 'settled' else 'released' end`, closedAt: now })
-            .where(and(inArray(holds.id, items.map((item) => item.hold.id)), eq(holds.status, 'open')))
-            .returning({ id: holds.id })
-        ).map((row) => row.id),
+    const closedIds = await retryingDeadlocks(() => closeHoldsAtomically(this.db, items, now, monthKey(now)))
+    // A hold a sweep already expired gave its money back: the cost is recorded, uncollected.
+    const lapsed = items.filter((item) => !closedIds.has(item.hold.id) && item.cost > 0n)
+    if (lapsed.length > 0) {
+      await this.db.insert(ledgerEntries).values(
+        lapsed.map((item) => ({ ...ledgerFields({ ...item.hold, model: item.model, route: item.route }, 'charge', 0n, now), usage: item.usage, uncollected: item.cost })),
       )
-      const closed = items.map((item): ClosedHold => {
-        if (!stillOpen.has(item.hold.id)) return { charged: 0n, uncollected: item.cost }
-        const charged = item.cost < item.hold.amount ? item.cost : item.hold.amount
-        return { charged, uncollected: item.cost - charged }
-      })
-      const open = items.map((item, index) => ({ item, result: closed[index]! })).filter(({ item }) => stillOpen.has(item.hold.id))
-      const rows = open.map(({ item, result }): HoldRow & { charged: bigint } => ({
-        ...item.hold,
-        walletId: item.hold.payer.walletId,
-        keyId: item.hold.payer.keyId,
-        charged: result.charged,
-      }))
-      await adjustWallets(tx, rows, (row) => ({ held: -row.amount, balance: -row.charged }))
-      await adjustKeySpend(tx, rows, (row) => [
-        { month: row.month, held: -row.amount, charged: 0n },
-        { month, held: 0n, charged: row.charged },
-      ])
-      const entries = items.flatMap((item, index) => {
-        const result = closed[index]!
-        const hold = { ...item.hold, model: item.model, route: item.route }
-        const released = stillOpen.has(item.hold.id) ? item.hold.amount - result.charged : 0n
-        return [
-          ...(item.cost > 0n || item.usage ? [{ ...ledgerFields(hold, 'charge', result.charged, now), usage: item.usage, uncollected: result.uncollected }] : []),
-          ...(released > 0n ? [ledgerFields(hold, 'release', released, now)] : []),
-        ]
-      })
-      if (entries.length > 0) await tx.insert(ledgerEntries).values(entries)
-      return closed
+    }
+    return items.map((item): ClosedHold => {
+      if (!closedIds.has(item.hold.id)) return { charged: 0n, uncollected: item.cost }
+      const charged = item.cost < item.hold.amount ? item.cost : item.hold.amount
+      return { charged, uncollected: item.cost - charged }
     })
   }
-}
-
-function settledIds(items: Closing[]) {
-  const ids = items.filter((item) => item.cost > 0n || item.usage).map((item) => item.hold.id)
-  return sql`(${sql.join(ids.length > 0 ? ids.map((id) => sql`${id}`) : [sql`null`], sql`, `)})`
 }
 
 export function ledgerFields(hold: Hold, kind: 'hold' | 'charge' | 'release' | 'expire', amount: bigint, now: Date) {

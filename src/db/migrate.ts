@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
-import type { Database } from './client'
+import type { Database, Queryable } from './client'
+import { queryRows } from './rows'
 import { migrations } from './migrations.generated'
 
 // Any fixed number: every instance takes the same lock, so concurrent starts apply once.
@@ -16,7 +17,7 @@ export async function migrate(db: Database): Promise<string[]> {
       tag text primary key,
       applied_at timestamptz not null default now()
     )`)
-    const applied = new Set((await appliedTags(tx)) ?? [])
+    const applied = new Set(await appliedTags(tx))
     const pending = migrations.filter((migration) => !applied.has(migration.tag))
     for (const migration of pending) {
       for (const statement of migration.sql.split('--> statement-breakpoint')) {
@@ -31,15 +32,13 @@ export async function migrate(db: Database): Promise<string[]> {
 /** True when every embedded migration has been applied; false on any database error. */
 export async function migrationsApplied(db: Database): Promise<boolean> {
   try {
-    const applied = new Set((await appliedTags(db)) ?? [])
+    const applied = new Set(await appliedTags(db))
     return migrations.every((migration) => applied.has(migration.tag))
   } catch {
     return false
   }
 }
 
-async function appliedTags(db: Pick<Database, 'execute'>): Promise<string[] | undefined> {
-  const result = await db.execute<{ tag: string }>(sql`select tag from tollgate_migrations`)
-  const rows: { tag: string }[] = Array.isArray(result) ? result : (result as { rows: { tag: string }[] }).rows
-  return rows.map((row) => row.tag)
+async function appliedTags(db: Queryable): Promise<string[]> {
+  return (await queryRows<{ tag: string }>(db, sql`select tag from tollgate_migrations`)).map((row) => row.tag)
 }

@@ -125,7 +125,9 @@ export const keySpend = pgTable(
     charged: micros('charged').notNull().default(sql`0`),
     held: micros('held').notNull().default(sql`0`),
   },
-  (table) => [primaryKey({ columns: [table.keyId, table.month] }), check('key_spend_held_not_negative', sql`${table.held} >= 0`)],
+  // No CHECK on held: Postgres checks an upsert's proposed row before finding the conflict, and
+  // settlement upserts negative changes to rows that exist. Money itself is guarded on wallets.
+  (table) => [primaryKey({ columns: [table.keyId, table.month] })],
 )
 
 export type LedgerKind = 'topup' | 'adjustment' | 'hold' | 'charge' | 'release' | 'expire'

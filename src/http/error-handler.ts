@@ -31,7 +31,7 @@ function toGatewayError(code: string | number, error: unknown, method: string, p
       return new NotFoundError(`No route ${method} ${pathname}.`)
     }
     default:
-      console.error(JSON.stringify({ level: 'error', message: 'unhandled error', error: String(error), stack: error instanceof Error ? error.stack : undefined }))
+      logUnhandled(error)
       return asGatewayError(error)
   }
 }
@@ -43,4 +43,13 @@ function validationError(error: ValidationError): InvalidRequestError {
   const message = first && 'schema' in first ? describeSchemaError(first) : 'Invalid value'
   if (!param) return new InvalidRequestError(`Invalid request${where}: ${message}.`)
   return new InvalidRequestError(`Invalid value for '${param}'${where}: ${message}.`, { param })
+}
+
+/** A bug's trace for the operator: the error chain, shortened (a failed query repeats itself at length). */
+function logUnhandled(error: unknown): void {
+  const chain: string[] = []
+  for (let current: unknown = error; current && chain.length < 4; current = (current as { cause?: unknown }).cause) {
+    chain.push(String(current instanceof Error ? current.message : current).slice(0, 500))
+  }
+  console.error(JSON.stringify({ level: 'error', message: 'unhandled error', errors: chain, stack: error instanceof Error ? error.stack?.split('\n').slice(0, 6).join('\n') : undefined }))
 }
