@@ -19,18 +19,31 @@ const timeParam = (value: Date) => sql`${value.toISOString()}::timestamptz`
  */
 export async function takeHoldsAtomically(db: Queryable, walletId: string, group: Hold[], instanceId: string, now: Date, expiresAt: Date): Promise<boolean> {
   const total = group.reduce((sum, hold) => sum + hold.amount, 0n)
-  const input = sql.join(
-    group.map(
-      (hold) => sql`(${hold.id}, ${hold.requestId}, ${hold.payer.walletId}, ${hold.payer.type}, ${hold.payer.accountId}, ${hold.payer.keyId},
-        ${hold.payer.type === 'user_allotment' ? hold.payer.ownerId : null}, ${hold.payer.userSub}, ${hold.payer.env}, ${bigintParam(hold.amount)},
-        ${hold.model}, ${hold.route}, ${hold.month})`,
-    ),
-    sql`, `,
+  // One JSON parameter and constant SQL text: the statement is parsed and planned once per connection.
+  const input = JSON.stringify(
+    group.map((hold) => ({
+      id: hold.id,
+      request_id: hold.requestId,
+      wallet_id: hold.payer.walletId,
+      payer_type: hold.payer.type,
+      account_id: hold.payer.accountId,
+      key_id: hold.payer.keyId,
+      user_id: hold.payer.type === 'user_allotment' ? hold.payer.ownerId : null,
+      user_sub: hold.payer.userSub,
+      env: hold.payer.env,
+      amount: hold.amount.toString(),
+      model: hold.model,
+      route: hold.route,
+      month: hold.month,
+    })),
   )
   const [row] = await queryRows<{ taken: number }>(
     db,
     sql`
-    with input (id, request_id, wallet_id, payer_type, account_id, key_id, user_id, user_sub, env, amount, model, route, month) as (values ${input}),
+    with input as (
+      select * from jsonb_to_recordset(${input}::jsonb) as i(id text, request_id text, wallet_id text, payer_type text, account_id text,
+        key_id text, user_id text, user_sub text, env text, amount bigint, model text, route text, month text)
+    ),
     wallet as (
       update wallets set held = held + ${bigintParam(total)}
       where id = ${walletId} and balance - held >= ${bigintParam(total)}
@@ -71,20 +84,25 @@ export interface ClosingInput {
  * among them and moves no money.
  */
 export async function closeHoldsAtomically(db: Queryable, items: ClosingInput[], now: Date, month: string): Promise<Set<string>> {
-  const input = sql.join(
-    items.map(
-      (item) =>
-        sql`(${item.hold.id}, ${bigintParam(item.cost)}, ${item.usage === null ? null : JSON.stringify(item.usage)}::jsonb, ${item.model}, ${item.route}, ${item.cost > 0n || item.usage !== null}::boolean)`,
-    ),
-    sql`, `,
+  const input = JSON.stringify(
+    items.map((item) => ({
+      hold_id: item.hold.id,
+      cost: item.cost.toString(),
+      usage: item.usage,
+      model: item.model,
+      route: item.route,
+      billed: item.cost > 0n || item.usage !== null,
+    })),
   )
   const rows = await queryRows<{ id: string }>(db, closeStatement(input, now, month))
   return new Set(rows.map((row) => row.id))
 }
 
-function closeStatement(input: SQL, now: Date, month: string): SQL {
+function closeStatement(input: string, now: Date, month: string): SQL {
   return sql`
-    with input (hold_id, cost, usage, model, route, billed) as (values ${input}),
+    with input as (
+      select * from jsonb_to_recordset(${input}::jsonb) as i(hold_id text, cost bigint, usage jsonb, model text, route text, billed boolean)
+    ),
     closed as (
       update holds h set status = case when i.billed then 'settled' else 'released' end, closed_at = ${timeParam(now)}
       from input i where h.id = i.hold_id and h.status = 'open'
@@ -94,11 +112,15 @@ function closeStatement(input: SQL, now: Date, month: string): SQL {
     wallet_totals as (select wallet_id, sum(amount) as held, sum(charged) as charged from closed group by wallet_id),
     wallets_updated as (
       update wallets w set held = w.held - t.held, balance = w.balance - t.charged from wallet_totals t where w.id = t.wallet_id
+      returning w.id
     ),
+    -- Reading every updated wallet first makes the lock order wallets, then key months, as in
+    -- every other billing statement: two orders could deadlock.
+    wallets_done as (select count(*) as n from wallets_updated),
     spend_deltas as (
-      select key_id, month, -amount as held, 0::bigint as charged from closed where key_id is not null
+      select key_id, month, -amount as held, 0::bigint as charged from closed, wallets_done where key_id is not null
       union all
-      select key_id, ${month}, 0::bigint, charged from closed where key_id is not null
+      select key_id, ${month}, 0::bigint, charged from closed, wallets_done where key_id is not null
     ),
     spend as (
       insert into key_spend (key_id, month, held, charged)
