@@ -1,6 +1,7 @@
 #!/usr/bin/env bun
 import { runAdminCommand, adminUsage } from './admin/cli'
 import { createApp } from './app'
+import { bufferedLog } from './http/buffered-log'
 import { ConfigError, loadConfig, type Config } from './config'
 import { migrate } from './db/migrate'
 import { openConfiguredDatabase } from './db/open'
@@ -29,7 +30,7 @@ async function main(args: string[]): Promise<number> {
       await migrate(database.db)
       return print('migrations applied')
     }
-    return await runAdminCommand(rest, async () => createServices({ config, db: database.db }), (text) => console.log(text))
+    return await runAdminCommand(rest, async () => createServices({ config, database }), (text) => console.log(text))
   } finally {
     await database.close()
   }
@@ -38,12 +39,13 @@ async function main(args: string[]): Promise<number> {
 async function serve(config: Config, database: Awaited<ReturnType<typeof openConfiguredDatabase>>): Promise<number> {
   // A closed stdout (a supervisor gone) must not take the gateway down with it.
   process.stdout.on('error', () => {})
-  const services = createServices({ config, db: database.db })
+  const services = createServices({ config, database })
   // An embedded database has no other process: every open hold at start is a crashed run's.
   if (database.kind === 'pglite') await services.sweeper.expire({ everyOpenHold: true })
   services.sweeper.start()
+  const log = bufferedLog((block) => process.stdout.write(block))
   const gateway = createApp(services, {
-    log: (line) => process.stdout.write(`${line}\n`),
+    log,
     version: packageJson.version,
   })
   const server = Bun.serve({
@@ -59,6 +61,7 @@ async function serve(config: Config, database: Awaited<ReturnType<typeof openCon
     process.once('SIGTERM', resolve)
   })
   await server.stop()
+  log.flush()
   services.close()
   await database.close()
   return 0

@@ -9,12 +9,12 @@ import { HoldSweeper } from './billing/sweeper'
 import { Catalog } from './catalog/catalog'
 import { CustomModelStore } from './catalog/custom-models'
 import type { Config } from './config'
-import type { Database } from './db/client'
+import type { Database, DatabaseHandle } from './db/client'
 import { newId } from './util/ids'
 
 export interface ServiceOptions {
   config: Config
-  db: Database
+  database: Pick<DatabaseHandle, 'db' | 'rows'>
   /** The clock; tests move it. */
   now?: () => number
   userTokens?: UserTokenOptions
@@ -39,23 +39,24 @@ export interface Services {
 
 export function createServices(options: ServiceOptions): Services {
   const now = options.now ?? Date.now
-  const keys = new ApiKeyStore(options.db, now)
-  const users = new UserStore(options.db)
+  const db = options.database.db
+  const keys = new ApiKeyStore(db, now)
+  const users = new UserStore(db)
   // Names this process on its holds, so a sweep can tell live holds from a crashed process's.
   const instanceId = newId('inst')
-  const sweeper = new HoldSweeper(options.db, { instanceId, ttlMs: options.config.holdTtlMs, intervalMs: Math.min(15_000, options.config.holdTtlMs / 4), now })
+  const sweeper = new HoldSweeper(db, { instanceId, ttlMs: options.config.holdTtlMs, intervalMs: Math.min(15_000, options.config.holdTtlMs / 4), now })
   const counter = options.config.redisUrl ? new RedisHitCounter(options.config.redisUrl) : new MemoryHitCounter(now)
   return {
     config: options.config,
-    db: options.db,
+    db,
     now,
     catalog: new Catalog(options.config),
     keys,
     users,
-    customModels: new CustomModelStore(options.db),
+    customModels: new CustomModelStore(db),
     authenticator: new Authenticator(keys, new UserTokenVerifier(options.config.oidc, options.userTokens), users, new RateLimiter(counter, now)),
-    payers: new PayerDirectory(options.db, now),
-    holds: new HoldBook(options.db, { instanceId, ttlMs: options.config.holdTtlMs, now }),
+    payers: new PayerDirectory(db, now),
+    holds: new HoldBook(options.database, { instanceId, ttlMs: options.config.holdTtlMs, now }),
     sweeper,
     close: () => {
       sweeper.stop()

@@ -1,5 +1,5 @@
 import { and, eq, inArray } from 'drizzle-orm'
-import type { Database, Queryable } from '../db/client'
+import type { Database, DatabaseHandle, Queryable } from '../db/client'
 import { holds, keySpend, ledgerEntries, wallets } from '../db/schema'
 import { InsufficientBalanceError, QuotaExceededError } from '../errors/kinds'
 import { newId } from '../util/ids'
@@ -56,10 +56,13 @@ export class HoldBook {
   private readonly takes: Batcher<HoldRequest, Hold>
   private readonly closings: Batcher<Closing, ClosedHold>
 
+  private readonly db: Database
+
   constructor(
-    private readonly db: Database,
+    private readonly database: Pick<DatabaseHandle, 'db' | 'rows'>,
     private readonly options: HoldBookOptions,
   ) {
+    this.db = database.db
     this.takes = new Batcher((requests) => this.takeBatch(requests))
     this.closings = new Batcher((items) => this.closeBatch(items))
   }
@@ -98,7 +101,7 @@ export class HoldBook {
     await Promise.all(
       [...groups].map(async ([walletId, indexes]) => {
         const group = indexes.map((index): Hold => ({ ...requests[index]!, id: newId('hold'), month }))
-        const taken = await retryingDeadlocks(() => takeHoldsAtomically(this.db, walletId, group, this.options.instanceId, now, expiresAt))
+        const taken = await retryingDeadlocks(() => takeHoldsAtomically(this.database, walletId, group, this.options.instanceId, now, expiresAt))
         if (!taken) return slow.push(...indexes)
         indexes.forEach((index, position) => (outcomes[index] = group[position]!))
       }),
@@ -190,7 +193,7 @@ export class HoldBook {
 
   private async closeBatch(items: Closing[]): Promise<(ClosedHold | Error)[]> {
     const now = new Date(this.options.now())
-    const closedIds = await retryingDeadlocks(() => closeHoldsAtomically(this.db, items, now, monthKey(now)))
+    const closedIds = await retryingDeadlocks(() => closeHoldsAtomically(this.database, items, now, monthKey(now)))
     // A hold a sweep already expired gave its money back: the cost is recorded, uncollected.
     const lapsed = items.filter((item) => !closedIds.has(item.hold.id) && item.cost > 0n)
     if (lapsed.length > 0) {

@@ -1,6 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm'
-import type { Queryable } from '../db/client'
-import { queryRows } from '../db/rows'
+import type { DatabaseHandle } from '../db/client'
 import type { Hold } from './hold-book'
 
 /**
@@ -17,7 +16,7 @@ const timeParam = (value: Date) => sql`${value.toISOString()}::timestamptz`
  * it stays within the balance, and the holds, their ledger entries and the keys' month totals
  * are written in the same statement. Returns false when the wallet cannot cover them all.
  */
-export async function takeHoldsAtomically(db: Queryable, walletId: string, group: Hold[], instanceId: string, now: Date, expiresAt: Date): Promise<boolean> {
+export async function takeHoldsAtomically(database: Pick<DatabaseHandle, 'rows'>, walletId: string, group: Hold[], instanceId: string, now: Date, expiresAt: Date): Promise<boolean> {
   const total = group.reduce((sum, hold) => sum + hold.amount, 0n)
   // One JSON parameter and constant SQL text: the statement is parsed and planned once per connection.
   const input = JSON.stringify(
@@ -37,11 +36,10 @@ export async function takeHoldsAtomically(db: Queryable, walletId: string, group
       month: hold.month,
     })),
   )
-  const [row] = await queryRows<{ taken: number }>(
-    db,
+  const [row] = await database.rows<{ taken: number }>(
     sql`
     with input as (
-      select * from jsonb_to_recordset(${input}::jsonb) as i(id text, request_id text, wallet_id text, payer_type text, account_id text,
+      select * from jsonb_to_recordset(${input}::text::jsonb) as i(id text, request_id text, wallet_id text, payer_type text, account_id text,
         key_id text, user_id text, user_sub text, env text, amount bigint, model text, route text, month text)
     ),
     wallet as (
@@ -83,7 +81,7 @@ export interface ClosingInput {
  * written, in one statement. Returns the ids it closed; a hold already expired by a sweep is not
  * among them and moves no money.
  */
-export async function closeHoldsAtomically(db: Queryable, items: ClosingInput[], now: Date, month: string): Promise<Set<string>> {
+export async function closeHoldsAtomically(database: Pick<DatabaseHandle, 'rows'>, items: ClosingInput[], now: Date, month: string): Promise<Set<string>> {
   const input = JSON.stringify(
     items.map((item) => ({
       hold_id: item.hold.id,
@@ -94,14 +92,14 @@ export async function closeHoldsAtomically(db: Queryable, items: ClosingInput[],
       billed: item.cost > 0n || item.usage !== null,
     })),
   )
-  const rows = await queryRows<{ id: string }>(db, closeStatement(input, now, month))
+  const rows = await database.rows<{ id: string }>(closeStatement(input, now, month))
   return new Set(rows.map((row) => row.id))
 }
 
 function closeStatement(input: string, now: Date, month: string): SQL {
   return sql`
     with input as (
-      select * from jsonb_to_recordset(${input}::jsonb) as i(hold_id text, cost bigint, usage jsonb, model text, route text, billed boolean)
+      select * from jsonb_to_recordset(${input}::text::jsonb) as i(hold_id text, cost bigint, usage jsonb, model text, route text, billed boolean)
     ),
     closed as (
       update holds h set status = case when i.billed then 'settled' else 'released' end, closed_at = ${timeParam(now)}

@@ -1,9 +1,11 @@
 import { PGlite } from '@electric-sql/pglite'
-import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
+import type { SQL } from 'drizzle-orm'
+import { PgDialect, type PgDatabase, type PgQueryResultHKT } from 'drizzle-orm/pg-core'
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
 import postgres from 'postgres'
 import { pgliteAssets } from './pglite-assets'
+import { queryRows } from './rows'
 import * as schema from './schema'
 
 /** The one database type the code sees, whichever driver is underneath. */
@@ -14,8 +16,15 @@ export type Queryable = Parameters<Parameters<Database['transaction']>[0]>[0] | 
 export interface DatabaseHandle {
   db: Database
   kind: 'pglite' | 'postgres'
+  /**
+   * Runs a raw statement as a prepared statement where the driver supports it (postgres): the
+   * hot billing statements are parsed and planned once per connection instead of every time.
+   */
+  rows<Row>(query: SQL): Promise<Row[]>
   close(): Promise<void>
 }
+
+const dialect = new PgDialect()
 
 export interface DatabaseOptions {
   /** `postgres://…`: that server. Unset: embedded PGlite. */
@@ -30,13 +39,19 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     return {
       db: drizzlePostgres(client, { schema }) as unknown as Database,
       kind: 'postgres',
+      rows: async <Row>(query: SQL) => {
+        const { sql, params } = dialect.sqlToQuery(query)
+        return (await client.unsafe(sql, params as never[], { prepare: true })) as unknown as Row[]
+      },
       close: () => client.end({ timeout: 5 }),
     }
   }
   const client = await PGlite.create({ dataDir: options.dataDir, ...(await pgliteAssets()) })
+  const db = drizzlePglite(client, { schema }) as unknown as Database
   return {
-    db: drizzlePglite(client, { schema }) as unknown as Database,
+    db,
     kind: 'pglite',
+    rows: <Row>(query: SQL) => queryRows<Row>(db, query),
     close: () => client.close(),
   }
 }

@@ -108,7 +108,7 @@ export const holds = pgTable(
   },
   (table) => [
     index('holds_open_expiry').on(table.expiresAt).where(sql`${table.status} = 'open'`),
-    index('holds_open_key').on(table.keyId).where(sql`${table.status} = 'open'`),
+    index('holds_open_instance').on(table.instanceId).where(sql`${table.status} = 'open'`),
     check('holds_amount_not_negative', sql`${table.amount} >= 0`),
   ],
 )
@@ -162,9 +162,10 @@ export const ledgerEntries = pgTable(
   },
   (table) => [
     uniqueIndex('ledger_idempotency').on(table.walletId, table.idempotencyKey).where(sql`${table.idempotencyKey} is not null`),
-    index('ledger_account').on(table.accountId, table.id),
-    index('ledger_key').on(table.keyId, table.id),
-    index('ledger_user').on(table.userSub, table.id),
+    // Partial: a row is indexed only under the parties it has, which keeps the hot insert path lean.
+    index('ledger_account').on(table.accountId, table.id).where(sql`${table.accountId} is not null`),
+    index('ledger_key').on(table.keyId, table.id).where(sql`${table.keyId} is not null`),
+    index('ledger_user').on(table.userSub, table.id).where(sql`${table.userSub} is not null`),
     index('ledger_request').on(table.requestId),
   ],
 )

@@ -1,14 +1,25 @@
-import { randomBytes } from 'node:crypto'
+import { randomFillSync } from 'node:crypto'
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'
+
+/** Random bytes drawn from the CSPRNG in blocks: every request makes several ids. */
+const pool = Buffer.alloc(8192)
+let offset = pool.length
+
+function randomByte(): number {
+  if (offset >= pool.length) {
+    randomFillSync(pool)
+    offset = 0
+  }
+  return pool[offset++]!
+}
 
 /** `length` characters drawn uniformly from [0-9a-zA-Z] by a CSPRNG (rejection sampling, no modulo bias). */
 export function randomToken(length: number): string {
   let out = ''
   while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      if (byte < 248 && out.length < length) out += ALPHABET[byte % 62]
-    }
+    const byte = randomByte()
+    if (byte < 248) out += ALPHABET[byte % 62]
   }
   return out
 }

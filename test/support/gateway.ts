@@ -38,7 +38,7 @@ export function testConfig(env: Record<string, string | undefined> = {}): Config
 export function startGateway(database: FreshDatabase, options: { config?: Config; now?: () => number; refetchCooldownMs?: number } = {}): TestGateway {
   const services = createServices({
     config: options.config ?? testConfig(),
-    db: database.db,
+    database,
     now: options.now,
     userTokens: { refetchCooldownMs: options.refetchCooldownMs ?? 0 },
   })
