@@ -1,27 +1,30 @@
 /**
- * Group commit: callers submit one item each; whatever accumulates while a batch is being
- * written goes into the next batch, one transaction for all of it. An idle gateway writes a
- * lone item at once, a busy one amortises a commit over many.
+ * Group commit: callers submit one item each; whatever accumulates while earlier batches are
+ * being written goes into the next batch, one statement or transaction for all of it. An idle
+ * gateway writes a lone item at once, a busy one amortises a commit over many. Up to
+ * `maxInFlight` batches are written at a time, so the database is never left idle waiting for
+ * the gateway to assemble the next one.
  */
 export class Batcher<Item, Result> {
   private queue: { item: Item; resolve: (result: Result) => void; reject: (error: unknown) => void }[] = []
-  private draining = false
+  private inFlight = 0
 
   constructor(
     /** Writes one batch; returns one outcome per item, in order. An Error outcome fails just that item. */
     private readonly write: (items: Item[]) => Promise<(Result | Error)[]>,
     private readonly maxBatch = 500,
+    private readonly maxInFlight = 2,
   ) {}
 
   submit(item: Item): Promise<Result> {
     return new Promise((resolve, reject) => {
       this.queue.push({ item, resolve, reject })
-      if (!this.draining) void this.drain()
+      if (this.inFlight < this.maxInFlight) void this.drain()
     })
   }
 
   private async drain(): Promise<void> {
-    this.draining = true
+    this.inFlight++
     try {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, this.maxBatch)
@@ -37,7 +40,7 @@ export class Batcher<Item, Result> {
         }
       }
     } finally {
-      this.draining = false
+      this.inFlight--
     }
   }
 }

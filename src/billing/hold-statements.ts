@@ -48,8 +48,8 @@ export async function takeHoldsAtomically(database: Pick<DatabaseHandle, 'rows'>
       returning id
     ),
     new_holds as (
-      insert into holds (id, request_id, wallet_id, payer_type, account_id, key_id, user_id, user_sub, env, amount, model, route, status, instance_id, month, created_at, expires_at)
-      select id, request_id, wallet_id, payer_type, account_id, key_id, user_id, user_sub, env, amount, model, route, 'open', ${instanceId}, month, ${timeParam(now)}, ${timeParam(expiresAt)}
+      insert into holds (id, request_id, wallet_id, payer_type, account_id, key_id, user_id, user_sub, env, amount, model, route, instance_id, month, created_at, expires_at)
+      select id, request_id, wallet_id, payer_type, account_id, key_id, user_id, user_sub, env, amount, model, route, ${instanceId}, month, ${timeParam(now)}, ${timeParam(expiresAt)}
       from input where exists (select 1 from wallet)
     ),
     entries as (
@@ -76,7 +76,7 @@ export interface ClosingInput {
 }
 
 /**
- * Closes holds that are still open: the charge (the cost capped at the hold) leaves the balance,
+ * Closes holds that are still open, deleting them: the charge (the cost capped at the hold) leaves the balance,
  * the whole hold leaves `held`, the month totals follow, and the charge and release entries are
  * written, in one statement. Returns the ids it closed; a hold already expired by a sweep is not
  * among them and moves no money.
@@ -102,8 +102,7 @@ function closeStatement(input: string, now: Date, month: string): SQL {
       select * from jsonb_to_recordset(${input}::text::jsonb) as i(hold_id text, cost bigint, usage jsonb, model text, route text, billed boolean)
     ),
     closed as (
-      update holds h set status = case when i.billed then 'settled' else 'released' end, closed_at = ${timeParam(now)}
-      from input i where h.id = i.hold_id and h.status = 'open'
+      delete from holds h using input i where h.id = i.hold_id
       returning h.id, h.wallet_id, h.payer_type, h.account_id, h.key_id, h.user_sub, h.env, h.request_id, h.amount, h.month,
         i.cost, i.usage, i.model, i.route, i.billed, least(i.cost, h.amount) as charged
     ),

@@ -1,4 +1,4 @@
-import { and, eq, lt, type SQL } from 'drizzle-orm'
+import { eq, lt } from 'drizzle-orm'
 import type { Database } from '../db/client'
 import { holds, ledgerEntries } from '../db/schema'
 import { adjustKeySpend, adjustWallets } from './hold-rows'
@@ -45,15 +45,17 @@ export class HoldSweeper {
     await this.db
       .update(holds)
       .set({ expiresAt: new Date(this.options.now() + this.options.ttlMs) })
-      .where(and(eq(holds.instanceId, this.options.instanceId), eq(holds.status, 'open')))
+      .where(eq(holds.instanceId, this.options.instanceId))
   }
 
   /** Expires stale holds; with `everyOpenHold`, all open holds (an embedded database has no other process). */
   async expire(options: { everyOpenHold?: boolean } = {}): Promise<number> {
     const now = new Date(this.options.now())
-    const condition: SQL | undefined = options.everyOpenHold ? eq(holds.status, 'open') : and(eq(holds.status, 'open'), lt(holds.expiresAt, now))
     return this.db.transaction(async (tx) => {
-      const expired = await tx.update(holds).set({ status: 'expired', closedAt: now }).where(condition).returning()
+      const expired = await tx
+        .delete(holds)
+        .where(options.everyOpenHold ? undefined : lt(holds.expiresAt, now))
+        .returning()
       if (expired.length === 0) return 0
       await adjustWallets(tx, expired, (hold) => ({ held: -hold.amount, balance: 0n }))
       await adjustKeySpend(tx, expired, (hold) => [{ month: hold.month, held: -hold.amount, charged: 0n }])

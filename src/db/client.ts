@@ -36,14 +36,19 @@ export interface DatabaseOptions {
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   if (options.url) {
     const client = postgres(options.url, { max: 10, onnotice: () => {} })
+    // One connection for the billing statements: they queue (pipelined) on one server process
+    // instead of waiting on each other's row locks from several.
+    const lane = postgres(options.url, { max: 1, onnotice: () => {} })
     return {
       db: drizzlePostgres(client, { schema }) as unknown as Database,
       kind: 'postgres',
       rows: async <Row>(query: SQL) => {
         const { sql, params } = dialect.sqlToQuery(query)
-        return (await client.unsafe(sql, params as never[], { prepare: true })) as unknown as Row[]
+        return (await lane.unsafe(sql, params as never[], { prepare: true })) as unknown as Row[]
       },
-      close: () => client.end({ timeout: 5 }),
+      close: async () => {
+        await Promise.all([client.end({ timeout: 5 }), lane.end({ timeout: 5 })])
+      },
     }
   }
   const client = await PGlite.create({ dataDir: options.dataDir, ...(await pgliteAssets()) })

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { holds } from '../../src/db/schema'
+import { eq } from 'drizzle-orm'
+import { ledgerEntries } from '../../src/db/schema'
 import { testDatabases, type FreshDatabase } from '../support/databases'
 import { ADMIN_TOKEN, bearer, startGateway, testConfig } from '../support/gateway'
 import { expectBooksBalance } from '../support/ledger-checks'
@@ -29,7 +30,7 @@ function expectExactlyAffordable(statuses: number[], holdAmount: number) {
 }
 
 async function holdAmountOf(db: FreshDatabase['db']): Promise<number> {
-  const [hold] = await db.select({ amount: holds.amount }).from(holds).limit(1)
+  const [hold] = await db.select({ amount: ledgerEntries.amount }).from(ledgerEntries).where(eq(ledgerEntries.kind, 'hold')).limit(1)
   return Number(hold!.amount) / 1e6
 }
 

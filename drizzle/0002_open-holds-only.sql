@@ -1,0 +1,2 @@
+ALTER TABLE "holds" DROP COLUMN "status";--> statement-breakpoint
+ALTER TABLE "holds" DROP COLUMN "closed_at";
