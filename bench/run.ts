@@ -52,6 +52,25 @@ async function freePort(): Promise<number> {
   return port ?? 0
 }
 
+/**
+ * A gateway writing its logs to a file, as in production: read through a pipe by this process,
+ * they would cost the benchmark's own CPU and skew what it measures.
+ */
+async function startGateway(env: Record<string, string>, logDir: string): Promise<GatewayProcess> {
+  const port = await freePort()
+  const child = Bun.spawn(['bun', 'src/main.ts'], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, PORT: String(port) },
+    stdout: Bun.file(join(logDir, `gateway-${port}.log`)),
+    stderr: 'inherit',
+  })
+  const url = `http://127.0.0.1:${port}/`
+  for (let attempt = 0; attempt < 200; attempt++) {
+    if ((await fetch(`${url}v1/readyz`).catch(() => undefined))?.ok) return { url, child, stop: async () => (child.kill(), child.exited) }
+    await Bun.sleep(100)
+  }
+  throw new Error('a gateway did not become ready')
+}
+
 async function setUpAccount(base: string): Promise<{ key: string; accountId: string }> {
   const admin = async (path: string, body: unknown) => {
     const response = await fetch(`${base}admin/v1${path}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` }, body: JSON.stringify(body) })
@@ -126,13 +145,15 @@ async function main(): Promise<void> {
   const catalog = mockCatalogEnv(upstream, upstream)
   const targets: Target[] = []
   const started: GatewayProcess[] = [mock]
+  let workDir: string | undefined
   try {
     const bare = await startProcess(['bun', 'bench/bare-proxy.ts'], { UPSTREAM_URL: upstream })
     started.push(bare)
     targets.push({ name: 'bare Bun proxy (floor)', gateway: bare, base: `${bare.url}v1`, key: 'none', model: 'cheap-upstream', headers: {} })
 
-    const dataDir = mkdtempSync(join(os.tmpdir(), 'tollgate-bench-'))
-    const embedded = await startProcess(['bun', 'src/main.ts'], { ...catalog, TOLLGATE_DATA_DIR: dataDir, TOLLGATE_ADMIN_TOKEN: ADMIN })
+    workDir = mkdtempSync(join(os.tmpdir(), 'tollgate-bench-'))
+    const dataDir = join(workDir, 'data')
+    const embedded = await startGateway({ ...catalog, TOLLGATE_DATA_DIR: dataDir, TOLLGATE_ADMIN_TOKEN: ADMIN }, workDir)
     started.push(embedded)
     const embeddedAccount = await setUpAccount(embedded.url)
     targets.push({ name: 'Tollgate, PGlite', gateway: embedded, base: `${embedded.url}v1`, key: embeddedAccount.key, accountId: embeddedAccount.accountId, model: 'test/cheap', headers: {}, database: { kind: 'pglite', dataDir } })
@@ -142,7 +163,7 @@ async function main(): Promise<void> {
     await server.unsafe(`create database ${databaseName}`)
     await server.end()
     const databaseUrl = Object.assign(new URL(POSTGRES_URL), { pathname: `/${databaseName}` }).toString()
-    const shared = await startProcess(['bun', 'src/main.ts'], { ...catalog, DATABASE_URL: databaseUrl, TOLLGATE_ADMIN_TOKEN: ADMIN })
+    const shared = await startGateway({ ...catalog, DATABASE_URL: databaseUrl, TOLLGATE_ADMIN_TOKEN: ADMIN }, workDir)
     started.push(shared)
     const sharedAccount = await setUpAccount(shared.url)
     targets.push({ name: 'Tollgate, Postgres', gateway: shared, base: `${shared.url}v1`, key: sharedAccount.key, accountId: sharedAccount.accountId, model: 'test/cheap', headers: {}, database: { kind: 'postgres', url: databaseUrl, name: databaseName } })
@@ -173,6 +194,7 @@ async function main(): Promise<void> {
     report(results)
   } finally {
     for (const process of started.reverse()) await process.stop().catch(() => 0)
+    if (workDir) rmSync(workDir, { recursive: true, force: true })
   }
 }
 

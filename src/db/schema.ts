@@ -106,11 +106,9 @@ export const holds = pgTable(
     createdAt: createdAt(),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
   },
-  (table) => [
-    index('holds_expiry').on(table.expiresAt),
-    index('holds_instance').on(table.instanceId),
-    check('holds_amount_not_negative', sql`${table.amount} >= 0`),
-  ],
+  // No secondary indexes: the table holds only requests in flight, and each index would cost
+  // an insert and a delete per request for lookups (sweeps, heartbeats) that scan a few rows.
+  (table) => [check('holds_amount_not_negative', sql`${table.amount} >= 0`)],
 )
 
 /**
