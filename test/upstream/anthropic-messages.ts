@@ -1,0 +1,76 @@
+import { splitInTwo } from './openai-chat'
+import { DEFAULT_TEXT, streamEvents, usageOf, type ChatScript } from './scripts'
+
+/** Anthropic messages (WIRE.md §5): the message object, or the native event sequence. */
+
+function anthropicUsage(body: any, script: ChatScript, text: string) {
+  const usage = usageOf(body, script, text)
+  return {
+    input_tokens: usage.prompt_tokens,
+    cache_creation_input_tokens: usage.cache_write_tokens ?? 0,
+    cache_read_input_tokens: usage.cached_tokens ?? 0,
+    cache_creation: { ephemeral_5m_input_tokens: usage.cache_write_tokens ?? 0, ephemeral_1h_input_tokens: 0 },
+    output_tokens: usage.completion_tokens,
+    ...(usage.web_search_requests ? { server_tool_use: { web_search_requests: usage.web_search_requests, web_fetch_requests: 0 } } : {}),
+    service_tier: 'standard',
+  }
+}
+
+function content(script: ChatScript, text: string) {
+  return script.toolCalls
+    ? [{ type: 'text', text }, ...script.toolCalls.map((call) => ({ type: 'tool_use', id: call.id, name: call.name, input: JSON.parse(call.arguments) }))]
+    : [{ type: 'text', text }]
+}
+
+export function message(body: any, script: ChatScript): Response {
+  if (body?.stream) return messageStream(body, script)
+  const text = script.text ?? DEFAULT_TEXT
+  return Response.json(
+    {
+      model: body?.model,
+      id: 'msg_mock',
+      type: 'message',
+      role: 'assistant',
+      content: content(script, text),
+      stop_reason: script.toolCalls ? 'tool_use' : 'end_turn',
+      stop_sequence: null,
+      usage: anthropicUsage(body, script, text),
+    },
+    { headers: { 'request-id': 'req_mock' } },
+  )
+}
+
+function messageStream(body: any, script: ChatScript): Response {
+  const text = script.text ?? DEFAULT_TEXT
+  const usage = anthropicUsage(body, script, text)
+  const event = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
+  const events = [
+    event('message_start', {
+      message: { id: 'msg_mock', type: 'message', role: 'assistant', model: body?.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
+    }),
+    event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+    event('ping', {}),
+    ...text.split(/(?<= )/).map((word) => event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: word } })),
+    event('content_block_stop', { index: 0 }),
+  ]
+  script.toolCalls?.forEach((call, position) => {
+    const index = position + 1
+    events.push(
+      event('content_block_start', { index, content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} } }),
+      ...splitInTwo(call.arguments).map((part) => event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: part } })),
+      event('content_block_stop', { index }),
+    )
+  })
+  const cut = script.cutAfterChunks
+  const finished = [
+    ...events,
+    event('message_delta', { delta: { stop_reason: script.toolCalls ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { ...usage, input_tokens: usage.input_tokens } }),
+    event('message_stop', {}),
+  ]
+  return streamEvents(cut === undefined ? finished : events.slice(0, cut + 2), script, cut !== undefined)
+}
+
+export function anthropicError(status: number): unknown {
+  const type = status === 529 ? 'overloaded_error' : status === 429 ? 'rate_limit_error' : status >= 500 ? 'api_error' : 'invalid_request_error'
+  return { type: 'error', error: { type, message: `mock failure ${status}` }, request_id: 'req_mock' }
+}
