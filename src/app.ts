@@ -7,6 +7,7 @@ import { RouteMethods } from './http/method-check'
 import { attachContext } from './http/request-context'
 import { logRequest, type LogSink } from './http/request-log'
 import { adminRoutes } from './routes/admin'
+import { messagesRoutes } from './routes/anthropic/messages'
 import { chatCompletionRoutes } from './routes/openai/chat-completions'
 import { healthRoutes } from './routes/openai/health'
 import { modelRoutes } from './routes/openai/models'
@@ -57,6 +58,7 @@ export function createApp(services: Services, options: { log?: LogSink; version?
     .use(walletRoutes(context, services))
     .use(pricingRoutes(context, services))
     .use(chatCompletionRoutes(context, services))
+    .use(messagesRoutes(context, services))
     .use(pendingRoutes(context, services))
     .use(adminRoutes(context, services))
   methods = new RouteMethods(app.routes)

@@ -10,6 +10,16 @@ export interface UpstreamTarget {
   signal: AbortSignal
 }
 
+/** What a native messages request keeps of the client's request besides its body. */
+export interface MessagesPassthrough {
+  /** The client's `anthropic-version`, when it sent one. */
+  version: string | null
+  /** The client's `anthropic-beta` list, when it sent one. */
+  beta: string | null
+  /** The client's query string (`?beta=true` from the SDKs' beta methods), or ''. */
+  query: string
+}
+
 /**
  * What the gateway needs of an upstream API. Each `providers/<api>/` folder implements it;
  * nothing outside those folders knows a provider's wire format.
@@ -22,6 +32,10 @@ export interface ProviderAdapter {
   sendChatCompletion?(target: UpstreamTarget, body: Record<string, unknown>): Promise<Response>
   /** The canonical usage of an OpenAI-format chat `usage` object, or undefined when absent. */
   chatUsage?(usage: unknown): Usage | undefined
+  /** Sends an Anthropic messages body, passed through: present where that format is native. */
+  sendMessages?(target: UpstreamTarget, body: Record<string, unknown>, passthrough: MessagesPassthrough): Promise<Response>
+  /** The canonical usage of a messages `usage` object, or undefined when absent. */
+  messagesUsage?(usage: unknown): Usage | undefined
   /** The gateway error for an upstream error response (status and body text). */
   mapError(status: number, body: string): GatewayError
 }

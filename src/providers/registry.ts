@@ -1,10 +1,12 @@
 import type { ProviderConfig } from '../config'
 import type { ProviderAdapter } from './adapter'
+import { anthropicAdapter } from './anthropic'
 import { openAiAdapter } from './openai'
 
 /** One line per upstream API. APIs without an adapter yet have no usable routes. */
 const ADAPTERS: Partial<Record<ProviderConfig['api'], ProviderAdapter>> = {
   openai: openAiAdapter,
+  anthropic: anthropicAdapter,
 }
 
 export function adapterFor(provider: ProviderConfig): ProviderAdapter | undefined {

@@ -18,8 +18,6 @@ const PENDING = [
   '/v1/videos/generations',
   '/v1/audio/transcriptions',
   '/v1/audio/speech',
-  '/v1/messages',
-  '/v1/messages/count_tokens',
 ] as const
 
 export function pendingRoutes(context: GatewayContext, services: Services) {

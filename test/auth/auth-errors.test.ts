@@ -151,7 +151,11 @@ describe('authentication errors (API.md §5.3)', () => {
     upstream.reset()
     expectError(await chat(bearer(key), 'test/smart'), 403, 'model_not_allowed')
     expect(upstream.received).toHaveLength(0)
-    const messages = await harness.call('POST', '/v1/messages', { headers: { 'x-api-key': key }, body: { model: 'test/smart' } })
+    const { key: chatOnly } = await harness.key({ allowed_models: ['test/*'] })
+    const messages = await harness.call('POST', '/v1/messages', {
+      headers: { 'x-api-key': chatOnly },
+      body: { model: 'anthropic/claude-test', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] },
+    })
     expectError(messages, 403, 'model_not_allowed', 'messages')
     expect((await chat(bearer(key), 'test/cheap')).status).toBe(200)
     expect([403, 404]).not.toContain((await chat(bearer(key), 'anthropic/claude-test')).status)

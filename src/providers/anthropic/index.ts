@@ -1,0 +1,28 @@
+import type { MessagesPassthrough, ProviderAdapter, UpstreamTarget } from '../adapter'
+import { DEFAULT_ANTHROPIC_VERSION } from './api'
+import { convertMessagesUsage } from './convert-usage'
+import { mapAnthropicError } from './map-error'
+
+/**
+ * Anthropic's native messages API: `baseUrl` has no `/v1`; `/v1/messages` is appended
+ * (https://docs.claude.com/en/api/messages). The provider's key is sent, never the client's;
+ * the client's `anthropic-beta` header and query string (`?beta=true`) are kept.
+ */
+export const anthropicAdapter: ProviderAdapter = {
+  sendMessages(target: UpstreamTarget, body: Record<string, unknown>, passthrough: MessagesPassthrough): Promise<Response> {
+    return fetch(`${target.provider.baseUrl.replace(/\/+$/, '')}/v1/messages${passthrough.query}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: body.stream ? 'text/event-stream' : 'application/json',
+        'anthropic-version': passthrough.version ?? DEFAULT_ANTHROPIC_VERSION,
+        ...(passthrough.beta ? { 'anthropic-beta': passthrough.beta } : {}),
+        ...(target.provider.credential ? { 'x-api-key': target.provider.credential } : {}),
+      },
+      body: JSON.stringify({ ...body, model: target.model }),
+      signal: target.signal,
+    })
+  },
+  messagesUsage: convertMessagesUsage,
+  mapError: mapAnthropicError,
+}
