@@ -295,7 +295,7 @@ for (const kind of testDatabases) {
       }
       expect((await chat(key, { model: 'test/cheap', messages: [{ role: 'assistant', content: null, tool_calls: [] }, ...hi] })).status).toBe(200)
       expectError(await chat(key, { model: 'anthropic/claude-test', messages: hi }), 503, 'no_route_available')
-      expect(a.received.every((request) => request.body.model !== 'claude-test')).toBe(true)
+      expect(a.received.every((request) => !String(request.body?.model).startsWith('claude-test'))).toBe(true)
     })
   })
 }

@@ -4,7 +4,8 @@ import { join } from 'node:path'
 
 /**
  * A config file whose providers are mock upstreams: `a` and `b` are two loopback servers,
- * `dead` refuses connections, `sluggish` is server `a` with a 300 ms header timeout.
+ * `dead` refuses connections, `sluggish` is server `a` with a 300 ms header timeout, `native`
+ * and `native-b` speak Anthropic's messages API on `a` and `b`.
  */
 export function mockCatalog(a: string, b: string) {
   return {
@@ -13,7 +14,8 @@ export function mockCatalog(a: string, b: string) {
       b: { api: 'openai', baseUrl: b, apiKey: 'sk-upstream-b' },
       dead: { api: 'openai', baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-dead' },
       sluggish: { api: 'openai', baseUrl: a, apiKey: 'sk-upstream-a', timeoutMs: 300 },
-      native: { api: 'anthropic', baseUrl: a, apiKey: 'sk-ant' },
+      native: { api: 'anthropic', baseUrl: a.replace(/\/v1$/, ''), apiKey: 'sk-ant-a' },
+      'native-b': { api: 'anthropic', baseUrl: b.replace(/\/v1$/, ''), apiKey: 'sk-ant-b' },
     },
     models: [
       { id: 'test/cheap', type: 'chat', routes: [{ provider: 'a', model: 'cheap-upstream' }], pricing: { input: 1, output: 2 }, maxOutputTokens: 1000 },
@@ -57,7 +59,16 @@ export function mockCatalog(a: string, b: string) {
         pricing: { input: 1, output: 1 },
         maxOutputTokens: 1000,
       },
-      { id: 'anthropic/claude-test', type: 'chat', routes: [{ provider: 'native', model: 'claude-test' }], pricing: { input: 3, output: 15 }, maxOutputTokens: 1000 },
+      {
+        id: 'anthropic/claude-test',
+        type: 'chat',
+        routes: [
+          { provider: 'native', model: 'claude-test-a' },
+          { provider: 'native-b', model: 'claude-test-b' },
+        ],
+        pricing: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75, webSearch: 0.01 },
+        maxOutputTokens: 1000,
+      },
       { id: 'test/embed', type: 'embedding', routes: [{ provider: 'a', model: 'embed' }], pricing: { input: 0.02 } },
     ],
     aliases: [{ id: 'tollgate/best', strategy: 'fallback', targets: ['test/smart', 'test/cheap'] }],
