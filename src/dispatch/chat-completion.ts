@@ -7,8 +7,11 @@ import type { Services } from '../services'
 import type { Usage } from '../spec/usage'
 import { BilledCall } from './billed-call'
 import { relayChatStream } from './chat-stream'
-import { firstAnswer } from './failover'
-import { planRoutes, type RouteOption } from './route-plan'
+import { firstAnswer, type UpstreamAnswer } from './failover'
+import { planRoutes, type Route } from './route-plan'
+import type { UpstreamTarget } from '../providers/adapter'
+
+type ChatRoute = Route & { send: (target: UpstreamTarget, body: Record<string, unknown>) => Promise<Response> }
 
 /** Output allowance for a model whose config names no maximum. */
 const DEFAULT_MAX_OUTPUT_TOKENS = 32_768
@@ -22,7 +25,10 @@ export type ChatBody = Record<string, unknown> & { model: string; messages: unkn
 export async function chatCompletion(services: Services, caller: Caller, request: ChatBody, requestId: string, clientSignal: AbortSignal): Promise<Response> {
   const resolved = await resolveModel(services, caller, request.model)
   const body = withCustomModel(resolved, request)
-  const options = planRoutes(services, resolved, 'sendChatCompletion')
+  const options = planRoutes(services, resolved, (route) => {
+    const send = route.adapter.sendChatCompletion
+    return send ? { ...route, send } : undefined
+  })
   const inputTokens = estimateChatInputTokens(body)
   const call = await BilledCall.open(services, caller, holdAmount(options, body, inputTokens), requestId, request.model, options[0]!.provider.name)
 
@@ -31,11 +37,11 @@ export async function chatCompletion(services: Services, caller: Caller, request
   // Usage is always asked for: billing needs it whether or not the client shows it.
   const sent = streaming ? { ...body, stream_options: { ...(isRecord(body.stream_options) ? body.stream_options : {}), include_usage: true } } : body
 
-  let answer: Awaited<ReturnType<typeof firstAnswer<RouteOption<'sendChatCompletion'>>>>
+  let answer: UpstreamAnswer<ChatRoute>
   try {
     answer = await firstAnswer(
       options,
-      (option, signal) => option.adapter.sendChatCompletion({ provider: option.provider, model: option.upstreamModel, signal }, sent),
+      (option, signal) => option.send({ provider: option.provider, model: option.upstreamModel, signal }, sent),
       (option, status, text) => option.adapter.mapError(status, text),
       clientSignal,
     )
@@ -78,7 +84,7 @@ function withCustomModel(resolved: ResolvedModel, request: ChatBody): ChatBody {
 }
 
 /** The dearest worst case among the routes that may serve: failover must never outrun the hold. */
-function holdAmount(options: RouteOption<'sendChatCompletion'>[], body: ChatBody, inputTokens: number): bigint {
+function holdAmount(options: Route[], body: ChatBody, inputTokens: number): bigint {
   const requested = numberField(body.max_completion_tokens) ?? numberField(body.max_tokens)
   const choices = numberField(body.n) ?? 1
   let amount = 0n

@@ -2,7 +2,7 @@ import { GatewayError } from '../errors/gateway-error'
 import { UpstreamError, UpstreamTimeoutError } from '../errors/kinds'
 
 /** An upstream that answered with a success status, with the option that produced it. */
-export interface Answer<Option> {
+export interface UpstreamAnswer<Option> {
   option: Option
   response: Response
   /** Aborts the upstream request (client gone, stream abandoned). */
@@ -25,7 +25,7 @@ export async function firstAnswer<Option extends Attempt>(
   send: (option: Option, signal: AbortSignal) => Promise<Response>,
   mapError: (option: Option, status: number, body: string) => GatewayError,
   clientSignal: AbortSignal,
-): Promise<Answer<Option>> {
+): Promise<UpstreamAnswer<Option>> {
   let lastError: GatewayError = new UpstreamError('No upstream answered.')
   for (const option of options) {
     if (clientSignal.aborted) break

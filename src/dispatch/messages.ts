@@ -2,23 +2,47 @@ import type { Caller } from '../auth/authenticate'
 import { estimateChatInputTokens } from '../billing/estimator'
 import { worstCaseForTokens } from '../billing/pricing'
 import { UpstreamError } from '../errors/kinds'
-import type { MessagesPassthrough } from '../providers/adapter'
+import type { MessagesPassthrough, UpstreamTarget } from '../providers/adapter'
+import { decodeMessagesRequest } from '../routes/anthropic/decode-messages'
+import { encodeMessage } from '../routes/anthropic/encode-message'
+import { MessageStreamEncoder } from '../routes/anthropic/encode-message-stream'
 import type { Services } from '../services'
+import type { Answer, StreamPart } from '../spec/answer'
+import type { Prompt } from '../spec/prompt'
 import { BilledCall } from './billed-call'
-import { firstAnswer } from './failover'
+import { firstAnswer, type UpstreamAnswer } from './failover'
 import { resolveMessagesModel } from './messages-model'
 import { relayMessagesStream } from './messages-stream'
-import { planRoutes } from './route-plan'
+import { planRoutes, type Route } from './route-plan'
+import { relayTranslatedStream } from './translated-stream'
 
 /** Searches a web search tool may make when it sets no `max_uses`: what the hold assumes. */
 export const DEFAULT_WEB_SEARCH_USES = 10
 
 export type MessagesBody = Record<string, unknown> & { model: string; max_tokens: number; messages: unknown[] }
 
+/** A route for /v1/messages: the body as it is where the API speaks messages, else a translation. */
+type MessagesRoute =
+  | (Route & { mode: 'native'; send: (target: UpstreamTarget, body: Record<string, unknown>, passthrough: MessagesPassthrough) => Promise<Response> })
+  | (Route & {
+      mode: 'translated'
+      send: (target: UpstreamTarget, prompt: Prompt) => Promise<Response>
+      readAnswer: (body: unknown) => Answer
+      readStream: (body: ReadableStream<Uint8Array>) => AsyncIterable<StreamPart>
+    })
+
+function messagesRoute(route: Route): MessagesRoute | undefined {
+  const { sendMessages, sendPrompt, readAnswer, readStream } = route.adapter
+  if (sendMessages) return { ...route, mode: 'native', send: sendMessages }
+  if (sendPrompt && readAnswer && readStream) return { ...route, mode: 'translated', send: sendPrompt, readAnswer, readStream }
+  return undefined
+}
+
 /**
- * POST /v1/messages, billed, on routes that speak the messages format natively: the body
- * passes through (unknown fields, thinking signatures, cache_control and server tools
- * included), only a `speed` other than standard is dropped (API.md §4.2 rule 3).
+ * POST /v1/messages, billed. Native routes get the body as it is (unknown fields, thinking
+ * signatures, cache_control and server tools included; only a `speed` other than standard is
+ * dropped, API.md §4.2 rule 2–3); other routes get it translated through the canonical prompt.
+ * Either way the answer has the same shape and names the model the client asked for.
  */
 export async function createMessage(
   services: Services,
@@ -31,16 +55,20 @@ export async function createMessage(
   const { model } = await resolveMessagesModel(services, caller, request.model)
   const { speed, ...rest } = request
   const body = speed === undefined || speed === 'standard' ? request : rest
-  const options = planRoutes(services, { kind: 'model', model }, 'sendMessages')
+  const options = planRoutes(services, { kind: 'model', model }, messagesRoute)
+  const prompt = options.some((option) => option.mode === 'translated') ? decodeMessagesRequest(body) : undefined
   const inputTokens = estimateMessagesInputTokens(body)
   const amount = worstCaseForTokens(model.pricing, inputTokens, request.max_tokens, webSearchAllowance(body.tools))
   const call = await BilledCall.open(services, caller, amount, requestId, model.id, options[0]!.provider.name)
 
-  let answer: Awaited<ReturnType<typeof firstAnswer<(typeof options)[number]>>>
+  let answer: UpstreamAnswer<MessagesRoute>
   try {
     answer = await firstAnswer(
       options,
-      (option, signal) => option.adapter.sendMessages({ provider: option.provider, model: option.upstreamModel, signal }, body, passthrough),
+      (option, signal) => {
+        const target = { provider: option.provider, model: option.upstreamModel, signal }
+        return option.mode === 'native' ? option.send(target, body, passthrough) : option.send(target, prompt!)
+      },
       (option, status, text) => option.adapter.mapError(status, text),
       clientSignal,
     )
@@ -49,31 +77,39 @@ export async function createMessage(
     throw error
   }
   const { option } = answer
+  const route = option.provider.name
   if (body.stream === true) {
-    return relayMessagesStream({
-      upstream: answer.response,
+    if (option.mode === 'native') {
+      return relayMessagesStream({ upstream: answer.response, abortUpstream: answer.abort, call, model, route, adapter: option.adapter, inputTokens, shownModel: request.model })
+    }
+    return relayTranslatedStream({
+      parts: option.readStream(answer.response.body ?? new ReadableStream()),
+      encoder: new MessageStreamEncoder(request.model, inputTokens),
       abortUpstream: answer.abort,
       call,
-      model: option.model,
-      route: option.provider.name,
-      adapter: option.adapter,
+      model,
+      route,
       inputTokens,
-      shownModel: request.model,
     })
   }
 
-  let message: Record<string, unknown>
+  let upstreamBody: Record<string, unknown>
   try {
-    message = (await answer.response.json()) as Record<string, unknown>
+    upstreamBody = (await answer.response.json()) as Record<string, unknown>
   } catch (error) {
     await call.release()
     throw new UpstreamError('The upstream answered with a body that is not JSON.', { cause: error })
   }
-  const usage = option.adapter.messagesUsage?.(message.usage)
-  const settled = await call.settle(option.model, option.provider.name, usage ?? { inputTokens, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: 0 }, usage ? 'provider' : 'estimate')
-  const reported = typeof message.usage === 'object' && message.usage !== null ? message.usage : {}
+  if (option.mode === 'translated') {
+    const translated = option.readAnswer(upstreamBody)
+    const settled = await call.settle(model, route, translated.usage, 'provider')
+    return Response.json(encodeMessage(translated, request.model, settled.cost))
+  }
+  const usage = option.adapter.messagesUsage?.(upstreamBody.usage)
+  const settled = await call.settle(model, route, usage ?? { inputTokens, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: 0 }, usage ? 'provider' : 'estimate')
+  const reported = typeof upstreamBody.usage === 'object' && upstreamBody.usage !== null ? upstreamBody.usage : {}
   // The model the client named, whichever route served: the answer never reveals the route.
-  return Response.json({ ...message, model: request.model, usage: { ...reported, cost: settled.cost } })
+  return Response.json({ ...upstreamBody, model: request.model, usage: { ...reported, cost: settled.cost } })
 }
 
 /** The estimate holds use, and POST /v1/messages/count_tokens answers. */

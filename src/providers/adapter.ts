@@ -1,5 +1,7 @@
 import type { ProviderConfig } from '../config'
 import type { GatewayError } from '../errors/gateway-error'
+import type { Answer, StreamPart } from '../spec/answer'
+import type { Prompt } from '../spec/prompt'
 import type { Usage } from '../spec/usage'
 
 /** One upstream request: which provider, which of its models, and when to give up. */
@@ -36,6 +38,12 @@ export interface ProviderAdapter {
   sendMessages?(target: UpstreamTarget, body: Record<string, unknown>, passthrough: MessagesPassthrough): Promise<Response>
   /** The canonical usage of a messages `usage` object, or undefined when absent. */
   messagesUsage?(usage: unknown): Usage | undefined
+  /** Sends a canonical prompt in this API's own format: how a surface reaches it by translation. */
+  sendPrompt?(target: UpstreamTarget, prompt: Prompt): Promise<Response>
+  /** Reads a whole answer in this API's format. */
+  readAnswer?(body: unknown): Answer
+  /** Reads a streamed answer in this API's format as canonical parts; throws when the stream breaks. */
+  readStream?(body: ReadableStream<Uint8Array>): AsyncIterable<StreamPart>
   /** The gateway error for an upstream error response (status and body text). */
   mapError(status: number, body: string): GatewayError
 }

@@ -78,6 +78,22 @@ describe('official Anthropic clients', () => {
         expect(final.content.at(-1)).toMatchObject({ type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } })
       })
 
+      test('messages.stream on a translated route (an OpenAI-format upstream)', async () => {
+        // An OpenAI-format tool call carries no text (content: null).
+        upstream.script({ toolCalls: [{ id: 'call_7', name: 'lookup', arguments: '{"q":"tollgate"}' }] })
+        const final = await client()
+          .messages.stream({
+            model: 'claude-bridge',
+            max_tokens: 64,
+            messages: [{ role: 'user', content: 'look it up' }],
+            tools: [{ name: 'lookup', input_schema: { type: 'object', properties: { q: { type: 'string' } } } }],
+          })
+          .finalMessage()
+        expect(final.content).toMatchObject([{ type: 'tool_use', id: 'call_7', name: 'lookup', input: { q: 'tollgate' } }])
+        expect(final.stop_reason).toBe('tool_use')
+        expect(upstream.received.at(-1)!.path).toBe('/v1/chat/completions')
+      })
+
       test('messages.countTokens', async () => {
         const counted = await client().messages.countTokens({ model: 'claude-test', messages: [{ role: 'user', content: 'How many tokens is this?' }] })
         expect(counted.input_tokens).toBeGreaterThan(5)

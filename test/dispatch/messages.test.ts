@@ -183,5 +183,55 @@ for (const kind of testDatabases) {
       expect(refused.json.error.type).toBe('authentication_error')
       expectError(await count({ model: 'test/cheap', messages: hi }), 400, 'model_not_supported', 'messages')
     })
+
+    test('translated route: a messages request reaches an OpenAI-format upstream and comes back as a message', async () => {
+      const { key, accountId } = await harness.key()
+      a.script({ text: 'Bonjour.', usage: { prompt_tokens: 30, completion_tokens: 4 } })
+      const reply = await messages(key, { model: 'claude-bridge', max_tokens: 200, system: 'Answer in French.', messages: hi, temperature: 0.3 })
+      expect(reply.status).toBe(200)
+      const sent = a.received[0]!
+      expect(sent.path).toBe('/v1/chat/completions')
+      expect(sent.headers.authorization).toBe('Bearer sk-upstream-a')
+      expect(sent.body).toEqual({ model: 'bridge-a', messages: [{ role: 'system', content: 'Answer in French.' }, { role: 'user', content: 'Say hi.' }], max_tokens: 200, temperature: 0.3 })
+      const cost = (30 * 2 + 4 * 10) / 1e6
+      expect(reply.json).toMatchObject({
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-bridge',
+        content: [{ type: 'text', text: 'Bonjour.' }],
+        stop_reason: 'end_turn',
+        usage: { input_tokens: 30, output_tokens: 4, cost },
+      })
+      expect((await wallet(accountId)).balance).toBeCloseTo(100 - cost, 6)
+    })
+
+    test('translated route, streaming a tool call: the native event sequence, billed from the upstream usage', async () => {
+      const { key, accountId } = await harness.key()
+      a.script({ text: 'Checking.', toolCalls: [{ id: 'call_9', name: 'get_weather', arguments: '{"city":"Oslo"}' }], usage: { prompt_tokens: 50, completion_tokens: 12 } })
+      const reply = await messages(key, {
+        model: 'anthropic/claude-bridge',
+        max_tokens: 100,
+        stream: true,
+        messages: hi,
+        tools: [{ name: 'get_weather', input_schema: { type: 'object' } }],
+      })
+      const events = eventsOf(reply.text)
+      expect(events.map(([name]) => name)).toEqual(['message_start', 'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop'])
+      expect(events[1]![1].content_block).toEqual({ type: 'tool_use', id: 'call_9', name: 'get_weather', input: {} })
+      expect(events.filter(([name]) => name === 'content_block_delta').map(([, data]) => data.delta.partial_json).join('')).toBe('{"city":"Oslo"}')
+      const cost = (50 * 2 + 12 * 10) / 1e6
+      expect(events[5]![1]).toMatchObject({ delta: { stop_reason: 'tool_use' }, usage: { input_tokens: 50, output_tokens: 12, cost } })
+      expect((await wallet(accountId)).balance).toBeCloseTo(100 - cost, 6)
+    })
+
+    test('failover from a native route to a translated one keeps the message shape', async () => {
+      const { key } = await harness.key()
+      a.script({ kind: 'error', status: 529 })
+      b.script({ text: 'Translated.', usage: { prompt_tokens: 5, completion_tokens: 2 } })
+      const reply = await messages(key, { model: 'claude-mixed', max_tokens: 100, messages: hi })
+      expect(reply.json).toMatchObject({ type: 'message', model: 'claude-mixed', content: [{ type: 'text', text: 'Translated.' }], stop_reason: 'end_turn' })
+      expect(a.received[0]!.path).toBe('/v1/messages')
+      expect(b.received[0]!.path).toBe('/v1/chat/completions')
+    })
   })
 }

@@ -69,6 +69,19 @@ export function mockCatalog(a: string, b: string) {
         pricing: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75, webSearch: 0.01 },
         maxOutputTokens: 1000,
       },
+      // A messages-family model served only by translation (an OpenAI-format route).
+      { id: 'anthropic/claude-bridge', type: 'chat', routes: [{ provider: 'a', model: 'bridge-a' }], pricing: { input: 2, output: 10 }, maxOutputTokens: 1000 },
+      // Native first, translated second: failover crosses formats.
+      {
+        id: 'anthropic/claude-mixed',
+        type: 'chat',
+        routes: [
+          { provider: 'native', model: 'mixed-native' },
+          { provider: 'b', model: 'mixed-b' },
+        ],
+        pricing: { input: 2, output: 10 },
+        maxOutputTokens: 1000,
+      },
       { id: 'test/embed', type: 'embedding', routes: [{ provider: 'a', model: 'embed' }], pricing: { input: 0.02 } },
     ],
     aliases: [{ id: 'tollgate/best', strategy: 'fallback', targets: ['test/smart', 'test/cheap'] }],

@@ -1,4 +1,7 @@
 import type { ProviderAdapter, UpstreamTarget } from '../adapter'
+import { convertPromptToChat } from './convert-request'
+import { convertChatAnswer } from './convert-response'
+import { convertChatStream } from './convert-stream'
 import { convertChatUsage } from './convert-usage'
 import { mapOpenAiError } from './map-error'
 
@@ -7,18 +10,23 @@ import { mapOpenAiError } from './map-error'
  * (https://platform.openai.com/docs/api-reference). The provider's key is sent, never the client's.
  */
 export const openAiAdapter: ProviderAdapter = {
-  sendChatCompletion(target: UpstreamTarget, body: Record<string, unknown>): Promise<Response> {
-    return fetch(`${target.provider.baseUrl.replace(/\/+$/, '')}/chat/completions`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: body.stream ? 'text/event-stream' : 'application/json',
-        ...(target.provider.credential ? { authorization: `Bearer ${target.provider.credential}` } : {}),
-      },
-      body: JSON.stringify({ ...body, model: target.model }),
-      signal: target.signal,
-    })
-  },
+  sendChatCompletion: postChatCompletion,
   chatUsage: convertChatUsage,
+  sendPrompt: (target, prompt) => postChatCompletion(target, convertPromptToChat(prompt)),
+  readAnswer: convertChatAnswer,
+  readStream: convertChatStream,
   mapError: mapOpenAiError,
+}
+
+function postChatCompletion(target: UpstreamTarget, body: Record<string, unknown>): Promise<Response> {
+  return fetch(`${target.provider.baseUrl.replace(/\/+$/, '')}/chat/completions`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: body.stream ? 'text/event-stream' : 'application/json',
+      ...(target.provider.credential ? { authorization: `Bearer ${target.provider.credential}` } : {}),
+    },
+    body: JSON.stringify({ ...body, model: target.model }),
+    signal: target.signal,
+  })
 }

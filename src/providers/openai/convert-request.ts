@@ -1,0 +1,53 @@
+import type { ImagePart, Message, Prompt, TextPart } from '../../spec/prompt'
+
+/**
+ * The canonical prompt as an OpenAI chat completions body
+ * (https://platform.openai.com/docs/api-reference/chat/create). Reasoning from earlier turns
+ * has no place in this format and is left out; usage is always asked for when streaming.
+ */
+export function convertPromptToChat(prompt: Prompt): Record<string, unknown> {
+  const messages: Record<string, unknown>[] = []
+  if (prompt.system) messages.push({ role: 'system', content: prompt.system })
+  for (const message of prompt.messages) messages.push(...convertMessage(message))
+  return {
+    messages,
+    ...(prompt.tools && prompt.tools.length > 0
+      ? { tools: prompt.tools.map((tool) => ({ type: 'function', function: { name: tool.name, ...(tool.description ? { description: tool.description } : {}), parameters: tool.inputSchema } })) }
+      : {}),
+    ...(prompt.toolChoice ? { tool_choice: prompt.toolChoice.type === 'tool' ? { type: 'function', function: { name: prompt.toolChoice.name } } : prompt.toolChoice.type } : {}),
+    ...(prompt.maxOutputTokens !== undefined ? { max_tokens: prompt.maxOutputTokens } : {}),
+    ...(prompt.temperature !== undefined ? { temperature: prompt.temperature } : {}),
+    ...(prompt.topP !== undefined ? { top_p: prompt.topP } : {}),
+    ...(prompt.stopSequences && prompt.stopSequences.length > 0 ? { stop: prompt.stopSequences } : {}),
+    ...(prompt.stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+  }
+}
+
+function convertMessage(message: Message): Record<string, unknown>[] {
+  switch (message.role) {
+    case 'user':
+      return [{ role: 'user', content: userContent(message.content) }]
+    case 'assistant': {
+      const text = message.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('')
+      const calls = message.content.flatMap((part) =>
+        part.type === 'tool-call' ? [{ id: part.id, type: 'function', function: { name: part.name, arguments: JSON.stringify(part.input ?? {}) } }] : [],
+      )
+      return [{ role: 'assistant', content: text || null, ...(calls.length > 0 ? { tool_calls: calls } : {}) }]
+    }
+    case 'tool':
+      return message.content.map((result) => ({
+        role: 'tool',
+        tool_call_id: result.toolCallId,
+        content: typeof result.content === 'string' ? result.content : result.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n'),
+      }))
+  }
+}
+
+function userContent(parts: (TextPart | ImagePart)[]): string | Record<string, unknown>[] {
+  if (parts.every((part) => part.type === 'text')) return parts.map((part) => (part as TextPart).text).join('\n')
+  return parts.map((part) =>
+    part.type === 'text'
+      ? { type: 'text', text: part.text }
+      : { type: 'image_url', image_url: { url: part.url ?? `data:${part.mediaType ?? 'image/png'};base64,${part.data ?? ''}` } },
+  )
+}
