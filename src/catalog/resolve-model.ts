@@ -1,6 +1,6 @@
 import type { Caller } from '../auth/authenticate'
 import { isModelAllowed } from '../auth/model-access'
-import { ModelNotAllowedError, ModelNotFoundError } from '../errors/kinds'
+import { ModelNotAllowedError, ModelNotFoundError, ModelNotSupportedError } from '../errors/kinds'
 import type { Services } from '../services'
 import type { AliasEntry, ModelEntry } from './catalog-schema'
 import type { CustomModelRow } from './custom-models'
@@ -23,6 +23,13 @@ export async function resolveModel(services: Services, caller: Caller, id: strin
     throw new ModelNotAllowedError(`This API key may not use the model '${id}'.`, { param: 'model' })
   }
   return resolved
+}
+
+/** 400 model_not_supported unless the model is of the type the endpoint serves (aliases and custom models are chat). */
+export function requireModelType(resolved: ResolvedModel, type: ModelEntry['type'], endpoint: string): void {
+  if (resolved.kind === 'model' && resolved.model.type !== type) {
+    throw new ModelNotSupportedError(`'${resolved.model.id}' is a ${resolved.model.type} model; ${endpoint} serves ${type} models.`, { param: 'model' })
+  }
 }
 
 async function lookup(services: Services, caller: Caller, id: string): Promise<ResolvedModel | undefined> {

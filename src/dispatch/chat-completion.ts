@@ -1,17 +1,27 @@
 import type { Caller } from '../auth/authenticate'
 import { estimateChatInputTokens, estimateValueTokens } from '../billing/estimator'
 import { worstCaseForTokens } from '../billing/pricing'
-import { resolveModel, type ResolvedModel } from '../catalog/resolve-model'
+import { requireModelType, resolveModel, type ResolvedModel } from '../catalog/resolve-model'
 import { UpstreamError } from '../errors/kinds'
 import type { Services } from '../services'
 import type { Usage } from '../spec/usage'
 import { BilledCall } from './billed-call'
 import { relayChatStream } from './chat-stream'
 import { firstAnswer, type UpstreamAnswer } from './failover'
-import { planRoutes, type Route } from './route-plan'
 import type { UpstreamTarget } from '../providers/adapter'
+import { decodeChatRequest } from '../routes/openai/decode-chat'
+import { encodeChatCompletion } from '../routes/openai/encode-chat'
+import { ChatStreamEncoder } from '../routes/openai/encode-chat-stream'
+import { planRoutes, translatedRoute, type Route, type TranslatedRoute } from './route-plan'
+import { relayTranslatedStream } from './translated-stream'
 
-type ChatRoute = Route & { send: (target: UpstreamTarget, body: Record<string, unknown>) => Promise<Response> }
+/** A route for chat completions: the body as it is where the API speaks OpenAI's format, else a translation. */
+type ChatRoute = (Route & { mode: 'native'; send: (target: UpstreamTarget, body: Record<string, unknown>) => Promise<Response> }) | TranslatedRoute
+
+function chatRoute(route: Route): ChatRoute | undefined {
+  const send = route.adapter.sendChatCompletion
+  return send ? { ...route, mode: 'native', send } : translatedRoute(route)
+}
 
 /** Output allowance for a model whose config names no maximum. */
 const DEFAULT_MAX_OUTPUT_TOKENS = 32_768
@@ -20,15 +30,15 @@ export type ChatBody = Record<string, unknown> & { model: string; messages: unkn
 
 /**
  * POST /v1/chat/completions, billed: hold the worst case, try the routes in order, relay the
- * answer (passed through: the client and the upstream both speak OpenAI's format), settle.
+ * answer, settle. OpenAI-format routes get the body as it is; others (Anthropic's messages
+ * API) get it translated through the canonical prompt, and the answer translated back.
  */
 export async function chatCompletion(services: Services, caller: Caller, request: ChatBody, requestId: string, clientSignal: AbortSignal): Promise<Response> {
   const resolved = await resolveModel(services, caller, request.model)
+  requireModelType(resolved, 'chat', '/v1/chat/completions')
   const body = withCustomModel(resolved, request)
-  const options = planRoutes(services, resolved, (route) => {
-    const send = route.adapter.sendChatCompletion
-    return send ? { ...route, send } : undefined
-  })
+  const options = planRoutes(services, resolved, chatRoute)
+  const prompt = options.some((option) => option.mode === 'translated') ? decodeChatRequest(body) : undefined
   const inputTokens = estimateChatInputTokens(body)
   const call = await BilledCall.open(services, caller, holdAmount(options, body, inputTokens), requestId, request.model, options[0]!.provider.name)
 
@@ -41,7 +51,10 @@ export async function chatCompletion(services: Services, caller: Caller, request
   try {
     answer = await firstAnswer(
       options,
-      (option, signal) => option.send({ provider: option.provider, model: option.upstreamModel, signal }, sent),
+      (option, signal) => {
+        const target = { provider: option.provider, model: option.upstreamModel, signal }
+        return option.mode === 'native' ? option.send(target, sent) : option.send(target, prompt!)
+      },
       (option, status, text) => option.adapter.mapError(status, text),
       clientSignal,
     )
@@ -50,13 +63,25 @@ export async function chatCompletion(services: Services, caller: Caller, request
     throw error
   }
   const { option } = answer
+  const route = option.provider.name
+  if (streaming && option.mode === 'translated') {
+    return relayTranslatedStream({
+      parts: option.readStream(answer.response.body ?? new ReadableStream()),
+      encoder: new ChatStreamEncoder(option.model.id, clientWantsUsage),
+      abortUpstream: answer.abort,
+      call,
+      model: option.model,
+      route,
+      inputTokens,
+    })
+  }
   if (streaming) {
     return relayChatStream({
       upstream: answer.response,
       abortUpstream: answer.abort,
       call,
       model: option.model,
-      route: option.provider.name,
+      route,
       adapter: option.adapter,
       inputTokens,
       clientWantsUsage,
@@ -70,8 +95,13 @@ export async function chatCompletion(services: Services, caller: Caller, request
     await call.release()
     throw new UpstreamError('The upstream answered with a body that is not JSON.', { cause: error })
   }
+  if (option.mode === 'translated') {
+    const translated = option.readAnswer(completion)
+    const settled = await call.settle(option.model, route, translated.usage, 'provider')
+    return Response.json(encodeChatCompletion(translated, option.model.id, settled.cost))
+  }
   const usage = option.adapter.chatUsage?.(completion.usage)
-  const settled = await call.settle(option.model, option.provider.name, usage ?? estimatedUsage(inputTokens, completion), usage ? 'provider' : 'estimate')
+  const settled = await call.settle(option.model, route, usage ?? estimatedUsage(inputTokens, completion), usage ? 'provider' : 'estimate')
   return Response.json({ ...completion, model: option.model.id, usage: { ...(isRecord(completion.usage) ? completion.usage : {}), cost: settled.cost } })
 }
 

@@ -1,5 +1,5 @@
 import type { Caller } from '../auth/authenticate'
-import { resolveModel, type ResolvedModel } from '../catalog/resolve-model'
+import { requireModelType, resolveModel, type ResolvedModel } from '../catalog/resolve-model'
 import { ModelNotSupportedError } from '../errors/kinds'
 import type { Services } from '../services'
 
@@ -18,5 +18,6 @@ export async function resolveMessagesModel(services: Services, caller: Caller, r
   }
   const resolved = await resolveModel(services, caller, id)
   if (resolved.kind !== 'model') throw new ModelNotSupportedError(`'${requested}' is served by /v1/chat/completions only.`, { param: 'model' })
+  requireModelType(resolved, 'chat', '/v1/messages')
   return resolved
 }

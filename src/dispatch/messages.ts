@@ -7,13 +7,11 @@ import { decodeMessagesRequest } from '../routes/anthropic/decode-messages'
 import { encodeMessage } from '../routes/anthropic/encode-message'
 import { MessageStreamEncoder } from '../routes/anthropic/encode-message-stream'
 import type { Services } from '../services'
-import type { Answer, StreamPart } from '../spec/answer'
-import type { Prompt } from '../spec/prompt'
 import { BilledCall } from './billed-call'
 import { firstAnswer, type UpstreamAnswer } from './failover'
 import { resolveMessagesModel } from './messages-model'
 import { relayMessagesStream } from './messages-stream'
-import { planRoutes, type Route } from './route-plan'
+import { planRoutes, translatedRoute, type Route, type TranslatedRoute } from './route-plan'
 import { relayTranslatedStream } from './translated-stream'
 
 /** Searches a web search tool may make when it sets no `max_uses`: what the hold assumes. */
@@ -22,20 +20,11 @@ export const DEFAULT_WEB_SEARCH_USES = 10
 export type MessagesBody = Record<string, unknown> & { model: string; max_tokens: number; messages: unknown[] }
 
 /** A route for /v1/messages: the body as it is where the API speaks messages, else a translation. */
-type MessagesRoute =
-  | (Route & { mode: 'native'; send: (target: UpstreamTarget, body: Record<string, unknown>, passthrough: MessagesPassthrough) => Promise<Response> })
-  | (Route & {
-      mode: 'translated'
-      send: (target: UpstreamTarget, prompt: Prompt) => Promise<Response>
-      readAnswer: (body: unknown) => Answer
-      readStream: (body: ReadableStream<Uint8Array>) => AsyncIterable<StreamPart>
-    })
+type MessagesRoute = (Route & { mode: 'native'; send: (target: UpstreamTarget, body: Record<string, unknown>, passthrough: MessagesPassthrough) => Promise<Response> }) | TranslatedRoute
 
 function messagesRoute(route: Route): MessagesRoute | undefined {
-  const { sendMessages, sendPrompt, readAnswer, readStream } = route.adapter
-  if (sendMessages) return { ...route, mode: 'native', send: sendMessages }
-  if (sendPrompt && readAnswer && readStream) return { ...route, mode: 'translated', send: sendPrompt, readAnswer, readStream }
-  return undefined
+  const send = route.adapter.sendMessages
+  return send ? { ...route, mode: 'native', send } : translatedRoute(route)
 }
 
 /**

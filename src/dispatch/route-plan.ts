@@ -2,9 +2,11 @@ import type { ModelEntry } from '../catalog/catalog-schema'
 import type { ResolvedModel } from '../catalog/resolve-model'
 import type { ProviderConfig } from '../config'
 import { NoRouteAvailableError } from '../errors/kinds'
-import type { ProviderAdapter } from '../providers/adapter'
+import type { ProviderAdapter, UpstreamTarget } from '../providers/adapter'
 import { adapterFor } from '../providers/registry'
 import type { Services } from '../services'
+import type { Answer, StreamPart } from '../spec/answer'
+import type { Prompt } from '../spec/prompt'
 
 /** One way to serve a call: a catalogue model through one of its routes. */
 export interface Route {
@@ -38,4 +40,17 @@ export function planRoutes<Option>(services: Services, resolved: ResolvedModel, 
   )
   if (options.length === 0) throw new NoRouteAvailableError('No configured upstream can serve this model on this endpoint.')
   return options
+}
+
+/** A route reached by translation: the canonical prompt out, canonical answers and parts back. */
+export type TranslatedRoute = Route & {
+  mode: 'translated'
+  send: (target: UpstreamTarget, prompt: Prompt) => Promise<Response>
+  readAnswer: (body: unknown) => Answer
+  readStream: (body: ReadableStream<Uint8Array>) => AsyncIterable<StreamPart>
+}
+
+export function translatedRoute(route: Route): TranslatedRoute | undefined {
+  const { sendPrompt, readAnswer, readStream } = route.adapter
+  return sendPrompt && readAnswer && readStream ? { ...route, mode: 'translated', send: sendPrompt, readAnswer, readStream } : undefined
 }

@@ -1,5 +1,8 @@
 import type { MessagesPassthrough, ProviderAdapter, UpstreamTarget } from '../adapter'
 import { DEFAULT_ANTHROPIC_VERSION } from './api'
+import { convertPromptToMessages } from './convert-request'
+import { convertMessageAnswer } from './convert-response'
+import { convertMessagesStream } from './convert-stream'
 import { convertMessagesUsage } from './convert-usage'
 import { mapAnthropicError } from './map-error'
 
@@ -9,20 +12,25 @@ import { mapAnthropicError } from './map-error'
  * the client's `anthropic-beta` header and query string (`?beta=true`) are kept.
  */
 export const anthropicAdapter: ProviderAdapter = {
-  sendMessages(target: UpstreamTarget, body: Record<string, unknown>, passthrough: MessagesPassthrough): Promise<Response> {
-    return fetch(`${target.provider.baseUrl.replace(/\/+$/, '')}/v1/messages${passthrough.query}`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: body.stream ? 'text/event-stream' : 'application/json',
-        'anthropic-version': passthrough.version ?? DEFAULT_ANTHROPIC_VERSION,
-        ...(passthrough.beta ? { 'anthropic-beta': passthrough.beta } : {}),
-        ...(target.provider.credential ? { 'x-api-key': target.provider.credential } : {}),
-      },
-      body: JSON.stringify({ ...body, model: target.model }),
-      signal: target.signal,
-    })
-  },
+  sendMessages: postMessages,
   messagesUsage: convertMessagesUsage,
+  sendPrompt: (target, prompt) => postMessages(target, convertPromptToMessages(prompt), { version: null, beta: null, query: '' }),
+  readAnswer: convertMessageAnswer,
+  readStream: convertMessagesStream,
   mapError: mapAnthropicError,
+}
+
+function postMessages(target: UpstreamTarget, body: Record<string, unknown>, passthrough: MessagesPassthrough): Promise<Response> {
+  return fetch(`${target.provider.baseUrl.replace(/\/+$/, '')}/v1/messages${passthrough.query}`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: body.stream ? 'text/event-stream' : 'application/json',
+      'anthropic-version': passthrough.version ?? DEFAULT_ANTHROPIC_VERSION,
+      ...(passthrough.beta ? { 'anthropic-beta': passthrough.beta } : {}),
+      ...(target.provider.credential ? { 'x-api-key': target.provider.credential } : {}),
+    },
+    body: JSON.stringify({ ...body, model: target.model }),
+    signal: target.signal,
+  })
 }

@@ -1,0 +1,63 @@
+import type { ImagePart, Message, Prompt, TextPart } from '../../spec/prompt'
+
+/** Anthropic requires max_tokens; this is the allowance when the prompt names none. */
+const DEFAULT_MAX_TOKENS = 4096
+
+/**
+ * The canonical prompt as an Anthropic messages body (https://docs.claude.com/en/api/messages).
+ * Tool results become user turns of tool_result blocks, as the API requires.
+ */
+export function convertPromptToMessages(prompt: Prompt): Record<string, unknown> {
+  return {
+    ...(prompt.system ? { system: prompt.system } : {}),
+    messages: prompt.messages.map(convertMessage),
+    max_tokens: prompt.maxOutputTokens ?? DEFAULT_MAX_TOKENS,
+    ...(prompt.tools && prompt.tools.length > 0
+      ? { tools: prompt.tools.map((tool) => ({ name: tool.name, ...(tool.description ? { description: tool.description } : {}), input_schema: tool.inputSchema })) }
+      : {}),
+    ...(prompt.toolChoice ? { tool_choice: toolChoice(prompt.toolChoice) } : {}),
+    ...(prompt.temperature !== undefined ? { temperature: Math.min(prompt.temperature, 1) } : {}),
+    ...(prompt.topP !== undefined ? { top_p: prompt.topP } : {}),
+    ...(prompt.stopSequences && prompt.stopSequences.length > 0 ? { stop_sequences: prompt.stopSequences } : {}),
+    ...(prompt.stream ? { stream: true } : {}),
+  }
+}
+
+function convertMessage(message: Message): Record<string, unknown> {
+  switch (message.role) {
+    case 'user':
+      return { role: 'user', content: message.content.map(contentBlock) }
+    case 'assistant':
+      return {
+        role: 'assistant',
+        content: message.content.map((part) => {
+          if (part.type === 'text') return { type: 'text', text: part.text }
+          if (part.type === 'reasoning') return { type: 'thinking', thinking: part.text, signature: part.signature ?? '' }
+          return { type: 'tool_use', id: part.id, name: part.name, input: part.input ?? {} }
+        }),
+      }
+    case 'tool':
+      return {
+        role: 'user',
+        content: message.content.map((result) => ({
+          type: 'tool_result',
+          tool_use_id: result.toolCallId,
+          content: typeof result.content === 'string' ? result.content : result.content.map(contentBlock),
+          ...(result.isError ? { is_error: true } : {}),
+        })),
+      }
+  }
+}
+
+function contentBlock(part: TextPart | ImagePart): Record<string, unknown> {
+  if (part.type === 'text') return { type: 'text', text: part.text }
+  return part.url
+    ? { type: 'image', source: { type: 'url', url: part.url } }
+    : { type: 'image', source: { type: 'base64', media_type: part.mediaType ?? 'image/png', data: part.data ?? '' } }
+}
+
+function toolChoice(choice: NonNullable<Prompt['toolChoice']>): Record<string, unknown> {
+  if (choice.type === 'required') return { type: 'any' }
+  if (choice.type === 'tool') return { type: 'tool', name: choice.name }
+  return { type: choice.type }
+}
