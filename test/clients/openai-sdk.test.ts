@@ -81,8 +81,17 @@ describe('official openai client', () => {
     expect((await client.models.retrieve('test/smart')).id).toBe('test/smart')
   })
 
+  test('an Anthropic model through the same client, translated both ways', async () => {
+    upstream.script({ text: 'Hello from the messages API.', usage: { prompt_tokens: 10, completion_tokens: 6 } })
+    const stream = client.chat.completions.stream({ model: 'anthropic/claude-test', messages: [{ role: 'user', content: 'hi' }], stream_options: { include_usage: true } })
+    const final = await stream.finalChatCompletion()
+    expect(final.choices[0]!.message.content).toBe('Hello from the messages API.')
+    expect(final.usage).toMatchObject({ prompt_tokens: 10, completion_tokens: 6 })
+    expect(upstream.received.at(-1)!.path).toBe('/v1/messages')
+  })
+
   test('billing followed every call', async () => {
     const ledger = (await harness.admin('GET', `/ledger?account_id=${accountId}`)).json.data
-    expect(ledger.filter((entry: { kind: string }) => entry.kind === 'charge')).toHaveLength(4)
+    expect(ledger.filter((entry: { kind: string }) => entry.kind === 'charge')).toHaveLength(5)
   })
 })

@@ -299,5 +299,44 @@ for (const kind of testDatabases) {
       expectError(await chat(key, { model: 'test/embed', messages: hi }), 400, 'model_not_supported')
       expect(a.received).toHaveLength(0)
     })
+
+    test('anthropic models on chat completions: translated to the messages API and back, billed with cache prices', async () => {
+      const { key, accountId } = await harness.key()
+      a.script({ text: 'Bonjour!', usage: { prompt_tokens: 100, completion_tokens: 10, cached_tokens: 50 } })
+      const reply = await chat(key, { model: 'anthropic/claude-test', messages: [{ role: 'system', content: 'French.' }, ...hi], max_tokens: 64 })
+      expect(reply.status).toBe(200)
+      const sent = a.received[0]!
+      expect(sent.path).toBe('/v1/messages')
+      expect(sent.headers['x-api-key']).toBe('sk-ant-a')
+      expect(sent.body).toEqual({ model: 'claude-test-a', system: 'French.', messages: [{ role: 'user', content: [{ type: 'text', text: 'Say hi.' }] }], max_tokens: 64 })
+      const cost = (100 * 3 + 50 * 0.3 + 10 * 15) / 1e6
+      expect(reply.json).toMatchObject({
+        object: 'chat.completion',
+        model: 'anthropic/claude-test',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'Bonjour!' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 150, completion_tokens: 10, prompt_tokens_details: { cached_tokens: 50 }, cost },
+      })
+      expect((await wallet(accountId)).balance).toBeCloseTo(100 - cost, 6)
+    })
+
+    test('anthropic models on chat completions, streaming a tool call, usage chunk when asked', async () => {
+      const { key } = await harness.key()
+      a.script({ text: 'Let me see.', toolCalls: [{ id: 'toolu_5', name: 'get_weather', arguments: '{"city":"Lima"}' }], usage: { prompt_tokens: 30, completion_tokens: 8 } })
+      const reply = await chat(key, {
+        model: 'anthropic/claude-test',
+        messages: hi,
+        stream: true,
+        stream_options: { include_usage: true },
+        tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } }],
+      })
+      const data = dataOf(reply.text)
+      expect(data.at(-1)).toBe('[DONE]')
+      const chunks = data.slice(0, -1).map((line) => JSON.parse(line))
+      expect(chunks.map((chunk) => chunk.choices[0]?.delta?.content ?? '').join('')).toBe('Let me see.')
+      const args = chunks.flatMap((chunk) => chunk.choices[0]?.delta?.tool_calls ?? []).map((call: any) => call.function.arguments).join('')
+      expect(args).toBe('{"city":"Lima"}')
+      expect(chunks.find((chunk) => chunk.choices[0]?.finish_reason)?.choices[0].finish_reason).toBe('tool_calls')
+      expect(chunks.at(-1).usage).toMatchObject({ prompt_tokens: 30, completion_tokens: 8, cost: (30 * 3 + 8 * 15) / 1e6 })
+    })
   })
 }
