@@ -35,10 +35,18 @@ export interface ProviderConfig extends ProviderEntry {
   name: string
   /** The API key or access token, when the provider takes one and it is set. */
   credential: string | undefined
+  /** Vertex: the service account whose key signs access tokens, when one is configured. */
+  serviceAccount: ServiceAccount | undefined
   /** Whether the provider can be called: its credential is set, or it needs none. */
   configured: boolean
   pollIntervalMs: number
   timeoutMs: number
+}
+
+export interface ServiceAccount {
+  clientEmail: string
+  privateKey: string
+  tokenUri: string
 }
 
 export class ConfigError extends Error {}
@@ -149,17 +157,37 @@ function resolveProviders(entries: Record<string, ProviderEntry>, env: Env): Map
   for (const [name, entry] of Object.entries(entries)) {
     const credentialEnv = entry.api === 'vertex' ? entry.accessTokenEnv : entry.apiKeyEnv
     const credential = entry.apiKey ?? (credentialEnv ? env[credentialEnv] : undefined)
-    const needsCredential = entry.apiKey !== undefined || credentialEnv !== undefined
+    const serviceAccount = entry.serviceAccountKeyFile ? readServiceAccount(entry.serviceAccountKeyFile, `providers.${name}.serviceAccountKeyFile`) : undefined
+    const needsCredential = entry.apiKey !== undefined || credentialEnv !== undefined || serviceAccount !== undefined
     providers.set(name, {
       ...entry,
       name,
       credential,
-      configured: !needsCredential || credential !== undefined,
+      serviceAccount,
+      configured: !needsCredential || credential !== undefined || serviceAccount !== undefined,
       pollIntervalMs: entry.pollIntervalMs ?? 5000,
       timeoutMs: entry.timeoutMs ?? 600_000,
     })
   }
   return providers
+}
+
+/** A Google service-account key file: the fields token signing needs, checked at start. */
+function readServiceAccount(path: string, field: string): ServiceAccount {
+  let key: { client_email?: unknown; private_key?: unknown; token_uri?: unknown }
+  try {
+    key = JSON.parse(readFileSync(path, 'utf8'))
+  } catch {
+    throw new ConfigError(`${field}: cannot read a JSON key from ${path}`)
+  }
+  if (typeof key.client_email !== 'string' || typeof key.private_key !== 'string') {
+    throw new ConfigError(`${field}: ${path} has no client_email and private_key`)
+  }
+  return {
+    clientEmail: key.client_email,
+    privateKey: key.private_key,
+    tokenUri: typeof key.token_uri === 'string' ? key.token_uri : 'https://oauth2.googleapis.com/token',
+  }
 }
 
 function check<T extends TSchema>(schema: T, value: unknown, source: string, formatPath: (pointer: string) => string): Static<T> {

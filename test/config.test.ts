@@ -114,6 +114,10 @@ describe('config file', () => {
     expect(broken((file) => (file.aliases[0].id = 'best'))).toContain('aliases[0].id')
     expect(broken((file) => (file.models[0].id = 'custom/x'))).toContain('reserved')
     expect(broken((file) => file.models.push({ id: 'acme/clip', type: 'video', routes: [{ provider: 'main', model: 'v' }], pricing: {} }))).toContain('videoFamily')
+    expect(
+      broken((file) => (file.providers.vx = { api: 'vertex', baseUrl: 'http://127.0.0.1:9', project: 'p', location: 'l', serviceAccountKeyFile: join(dir, 'no-key.json') })),
+    ).toContain('providers.vx.serviceAccountKeyFile')
+    expect(broken((file) => (file.providers.vx = { api: 'vertex', baseUrl: 'http://127.0.0.1:9' }))).toContain('providers.vx')
     expect(configError(withFile('{ not json'))).toContain('not valid JSON')
     expect(configError({ TOLLGATE_CONFIG: join(dir, 'missing.json') })).toContain('cannot read')
   })

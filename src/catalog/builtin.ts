@@ -135,6 +135,7 @@ export function builtinCatalog(env: Record<string, string | undefined>): Catalog
       project: env.VERTEX_PROJECT,
       location,
       accessTokenEnv: 'VERTEX_ACCESS_TOKEN',
+      ...(env.GOOGLE_APPLICATION_CREDENTIALS ? { serviceAccountKeyFile: env.GOOGLE_APPLICATION_CREDENTIALS } : {}),
     }
     catalog.models.push(
       single('google/veo-3.1-generate', 'video', 'vertex', 'veo-3.1-generate-001', { videoSecond: 0.4 }, { videoFamily: 'A' }),

@@ -16,6 +16,8 @@ export const ProviderSchema = Type.Object(
     project: Type.Optional(Type.String({ minLength: 1 })),
     location: Type.Optional(Type.String({ minLength: 1 })),
     accessTokenEnv: Type.Optional(Type.String({ minLength: 1 })),
+    /** Vertex: a Google service-account key (JSON) the gateway signs its own access tokens with. */
+    serviceAccountKeyFile: Type.Optional(Type.String({ minLength: 1 })),
     pollIntervalMs: Type.Optional(Type.Integer({ minimum: 10 })),
     /** How long to wait for an upstream's response headers before trying the next route. */
     timeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),

@@ -2,11 +2,13 @@ import type { ProviderConfig } from '../config'
 import type { ProviderAdapter } from './adapter'
 import { anthropicAdapter } from './anthropic'
 import { openAiAdapter } from './openai'
+import { vertexAdapter } from './vertex'
 
 /** One line per upstream API. APIs without an adapter yet have no usable routes. */
 const ADAPTERS: Partial<Record<ProviderConfig['api'], ProviderAdapter>> = {
   openai: openAiAdapter,
   anthropic: anthropicAdapter,
+  vertex: vertexAdapter,
 }
 
 export function adapterFor(provider: ProviderConfig): ProviderAdapter | undefined {

@@ -4,9 +4,14 @@ import type { Script } from './scripts'
 
 export type { ChatScript, ErrorScript, HangScript, Script } from './scripts'
 
+/** Vertex AI's Anthropic publisher endpoint: the model and the method are in the path. */
+const VERTEX_CLAUDE = /^\/v1\/projects\/[^/]+\/locations\/[^/]+\/publishers\/anthropic\/models\/([^/:]+):(rawPredict|streamRawPredict)$/
+
 /**
  * A loopback upstream speaking each provider's wire format (WIRE.md): OpenAI chat completions
- * at `/v1/chat/completions`, Anthropic messages at `/v1/messages`. Scripted per request, with
+ * at `/v1/chat/completions`, Anthropic messages at `/v1/messages`, Claude on Vertex AI at
+ * `…/publishers/anthropic/models/{model}:rawPredict|streamRawPredict`, and a Google OAuth token
+ * endpoint at `/token` for service-account grants. Scripted per request, with
  * faults: error statuses, delays, hangs, slow chunks, streams cut mid-way. It records every
  * request so tests can assert what the gateway forwarded.
  */
@@ -65,9 +70,12 @@ export class MockUpstream {
 
   private async handle(request: Request): Promise<Response> {
     const url = new URL(request.url)
-    const body = await request.json().catch(() => undefined)
+    const text = await request.text()
+    const body = parseBody(text)
     if (this.keepRecords) this.received.push({ path: url.pathname, query: url.search, headers: Object.fromEntries(request.headers), body })
-    const anthropic = url.pathname === '/v1/messages'
+    if (url.pathname === '/token') return Response.json({ access_token: 'ya29.mock-token', expires_in: 3600, token_type: 'Bearer' })
+    const vertex = VERTEX_CLAUDE.exec(url.pathname)
+    const anthropic = url.pathname === '/v1/messages' || vertex !== null
     const script = this.queue.shift() ?? this.fallback
     if (script.kind === 'hang') return new Promise<Response>(() => {})
     if (script.delayMs) await Bun.sleep(script.delayMs)
@@ -77,6 +85,17 @@ export class MockUpstream {
         : { error: { message: `mock failure ${script.status}`, type: 'server_error', param: null, code: null } }
       return Response.json(script.body ?? fallbackBody, { status: script.status })
     }
-    return anthropic ? message(body, script) : chatCompletion(body, script)
+    // Vertex names the model in the path; the answer names it as Anthropic's API would.
+    const answered = vertex ? { ...body, model: vertex[1] } : body
+    return anthropic ? message(answered, script) : chatCompletion(body, script)
+  }
+}
+
+/** JSON bodies parsed, form bodies as their fields, anything else as text. */
+function parseBody(text: string): any {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text.includes('=') ? Object.fromEntries(new URLSearchParams(text)) : text || undefined
   }
 }

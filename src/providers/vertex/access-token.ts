@@ -1,0 +1,53 @@
+import { importPKCS8, SignJWT } from 'jose'
+import type { ProviderConfig, ServiceAccount } from '../../config'
+import { UpstreamError } from '../../errors/kinds'
+
+const SCOPE = 'https://www.googleapis.com/auth/cloud-platform'
+/** Renew this long before a token expires, so none is used in its last minute. */
+const RENEW_EARLY_MS = 60_000
+
+const cached = new Map<string, { token: string; until: number }>()
+
+/**
+ * A bearer token for Vertex AI: the configured access token as it is, or one obtained from a
+ * service-account key (OAuth 2.0 JWT bearer grant, RFC 7523: an RS256 assertion signed with
+ * the key, exchanged at the key's token_uri) and reused until shortly before it expires.
+ */
+export async function vertexAccessToken(provider: ProviderConfig, signal: AbortSignal): Promise<string | undefined> {
+  if (provider.credential) return provider.credential
+  const account = provider.serviceAccount
+  if (!account) return undefined
+  const known = cached.get(account.clientEmail)
+  if (known && known.until > Date.now()) return known.token
+  const fresh = await exchange(account, signal)
+  cached.set(account.clientEmail, fresh)
+  return fresh.token
+}
+
+async function exchange(account: ServiceAccount, signal: AbortSignal): Promise<{ token: string; until: number }> {
+  const now = Math.floor(Date.now() / 1000)
+  let assertion: string
+  try {
+    assertion = await new SignJWT({ scope: SCOPE })
+      .setProtectedHeader({ alg: 'RS256', typ: 'JWT' })
+      .setIssuer(account.clientEmail)
+      .setAudience(account.tokenUri)
+      .setIssuedAt(now)
+      .setExpirationTime(now + 3600)
+      .sign(await importPKCS8(account.privateKey, 'RS256'))
+  } catch (error) {
+    throw new UpstreamError('The Vertex service-account key cannot sign tokens.', { cause: error })
+  }
+  const response = await fetch(account.tokenUri, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion }),
+    signal,
+  })
+  const body = (await response.json().catch(() => ({}))) as { access_token?: unknown; expires_in?: unknown }
+  if (!response.ok || typeof body.access_token !== 'string') {
+    throw new UpstreamError(`Vertex AI refused the service account's token request (HTTP ${response.status}).`)
+  }
+  const lifetimeMs = (typeof body.expires_in === 'number' ? body.expires_in : 3600) * 1000
+  return { token: body.access_token, until: Date.now() + lifetimeMs - RENEW_EARLY_MS }
+}
