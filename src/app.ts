@@ -51,8 +51,10 @@ export function createApp(services: Services, options: { log?: LogSink; version?
     )
     .onError(({ code, error, request }) => renderFrameworkError(code, error, request, methods))
     .use(context)
-    // Coding agents probe the base URL with HEAD /; the router answers HEAD for every GET route.
+    // Coding agents probe the base URL before their first call (Claude Code sends HEAD
+    // /api/hello); the router answers HEAD for every GET route.
     .get('/', () => ({ name: 'tollgate', docs: '/swagger' }), { detail: { hide: true } })
+    .get('/api/hello', () => ({ name: 'tollgate' }), { detail: { hide: true } })
     .use(healthRoutes(services))
     .use(modelRoutes(context, services))
     .use(walletRoutes(context, services))

@@ -69,6 +69,8 @@ export function mockCatalog(a: string, b: string) {
         pricing: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75, webSearch: 0.01 },
         maxOutputTokens: 1000,
       },
+      // A real model name, as Claude Code sends it.
+      { id: 'anthropic/claude-sonnet-4-5', type: 'chat', routes: [{ provider: 'native', model: 'claude-sonnet-4-5' }], pricing: { input: 3, output: 15 }, maxOutputTokens: 64000 },
       // A messages-family model served only by translation (an OpenAI-format route).
       { id: 'anthropic/claude-bridge', type: 'chat', routes: [{ provider: 'a', model: 'bridge-a' }], pricing: { input: 2, output: 10 }, maxOutputTokens: 1000 },
       // Native first, translated second: failover crosses formats.
