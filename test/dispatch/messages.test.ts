@@ -125,6 +125,20 @@ for (const kind of testDatabases) {
       expect((await wallet(accountId)).balance).toBeCloseTo(100 - cost, 6)
     })
 
+    test('thinking blocks and their signatures come back untouched, whole and streamed', async () => {
+      const { key } = await harness.key()
+      const thinking = { text: 'The user wants a greeting.', signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pk' }
+      a.script({ thinking, text: 'Hi.' }, { thinking, text: 'Hi.' })
+      const whole = await messages(key, { model: 'claude-test', max_tokens: 2048, messages: hi, thinking: { type: 'enabled', budget_tokens: 1024 } })
+      expect(whole.json.content[0]).toEqual({ type: 'thinking', thinking: thinking.text, signature: thinking.signature })
+      const streamed = eventsOf((await messages(key, { model: 'claude-test', max_tokens: 2048, messages: hi, stream: true, thinking: { type: 'enabled', budget_tokens: 1024 } })).text)
+      const deltas = streamed.filter(([name]) => name === 'content_block_delta').map(([, data]) => data.delta)
+      expect(deltas.slice(0, 2)).toEqual([
+        { type: 'thinking_delta', thinking: thinking.text },
+        { type: 'signature_delta', signature: thinking.signature },
+      ])
+    })
+
     test('a broken stream ends with event: error and is not billed', async () => {
       const { key, accountId } = await harness.key()
       a.script({ text: 'a b c d', cutAfterChunks: 2 })

@@ -17,9 +17,11 @@ function anthropicUsage(body: any, script: ChatScript, text: string) {
 }
 
 function content(script: ChatScript, text: string) {
-  return script.toolCalls
-    ? [{ type: 'text', text }, ...script.toolCalls.map((call) => ({ type: 'tool_use', id: call.id, name: call.name, input: JSON.parse(call.arguments) }))]
-    : [{ type: 'text', text }]
+  return [
+    ...(script.thinking ? [{ type: 'thinking', thinking: script.thinking.text, signature: script.thinking.signature }] : []),
+    { type: 'text', text },
+    ...(script.toolCalls ?? []).map((call) => ({ type: 'tool_use', id: call.id, name: call.name, input: JSON.parse(call.arguments) })),
+  ]
 }
 
 export function message(body: any, script: ChatScript): Response {
@@ -44,17 +46,27 @@ function messageStream(body: any, script: ChatScript): Response {
   const text = script.text ?? DEFAULT_TEXT
   const usage = anthropicUsage(body, script, text)
   const event = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
+  const thinking = script.thinking
+  const textIndex = thinking ? 1 : 0
   const events = [
     event('message_start', {
       message: { id: 'msg_mock', type: 'message', role: 'assistant', model: body?.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
     }),
-    event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+    ...(thinking
+      ? [
+          event('content_block_start', { index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } }),
+          event('content_block_delta', { index: 0, delta: { type: 'thinking_delta', thinking: thinking.text } }),
+          event('content_block_delta', { index: 0, delta: { type: 'signature_delta', signature: thinking.signature } }),
+          event('content_block_stop', { index: 0 }),
+        ]
+      : []),
+    event('content_block_start', { index: textIndex, content_block: { type: 'text', text: '' } }),
     event('ping', {}),
-    ...text.split(/(?<= )/).map((word) => event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: word } })),
-    event('content_block_stop', { index: 0 }),
+    ...text.split(/(?<= )/).map((word) => event('content_block_delta', { index: textIndex, delta: { type: 'text_delta', text: word } })),
+    event('content_block_stop', { index: textIndex }),
   ]
   script.toolCalls?.forEach((call, position) => {
-    const index = position + 1
+    const index = textIndex + position + 1
     events.push(
       event('content_block_start', { index, content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} } }),
       ...splitInTwo(call.arguments).map((part) => event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: part } })),

@@ -5,6 +5,8 @@ export interface ChatScript {
   /** The answer's text, streamed word by word. */
   text?: string
   toolCalls?: { id: string; name: string; arguments: string }[]
+  /** Messages format only: a thinking block (with its signature) before the text. */
+  thinking?: { text: string; signature: string }
   /** Reported usage; defaults derive from the request and the answer. */
   usage?: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number; cache_write_tokens?: number; web_search_requests?: number }
   /** Leave usage out of the answer entirely (some compatible servers do). */
