@@ -1,32 +1,51 @@
 /**
- * The gateway's own token estimate: what holds are sized from, and later what count_tokens
- * answers. It leans high on purpose (a hold that is too small lets a call cost more than was
- * reserved), while staying near real BPE tokenizers on prose and code:
- * - a run of letters or digits costs one token per 4 characters, at least one;
- * - each punctuation or symbol character costs one token;
- * - whitespace is free except line breaks, one token each;
- * - characters outside Latin script (CJK, emoji, ...) cost one token each.
+ * The gateway's own token estimate: what holds are sized from, and what count_tokens answers.
+ * It leans high on purpose (a hold that is too small lets a call cost more than was reserved)
+ * while staying near real BPE tokenizers on prose and code, by counting runs of characters the
+ * way they tend to merge:
+ * - letters: one token per 6 characters of a run (most words are one token, long ones two);
+ * - digits: one token per 3 (tokenizers split numbers in groups of three), and a space before
+ *   a number is a token of its own;
+ * - punctuation and symbols: one token per 2 (`();`, `=>`, `{}` usually merge);
+ * - line breaks: one token per 2; other whitespace joins the next token;
+ * - characters outside Latin script (CJK, emoji, ...): one token each.
  */
 export function estimateTextTokens(text: string): number {
   let tokens = 0
+  let kind = 0 // the run in progress: 0 none, 1 letters, 2 digits, 3 punctuation, 4 line breaks
   let run = 0
+  let afterSpace = false
+  const close = () => {
+    if (run > 0) tokens += kind === 1 ? Math.ceil(run / 6) : kind === 2 ? Math.ceil(run / 3) : Math.ceil(run / 2)
+    run = 0
+  }
   for (let index = 0; index < text.length; index++) {
     const code = text.charCodeAt(index)
-    const isWordChar = (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95 || (code >= 0xc0 && code <= 0x24f)
-    if (isWordChar) {
-      run++
+    const next =
+      (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95 || (code >= 0xc0 && code <= 0x24f)
+        ? 1
+        : code >= 48 && code <= 57
+          ? 2
+          : code === 10
+            ? 4
+            : code === 32 || code === 9 || code === 13
+              ? 0
+              : code < 0x80
+                ? 3
+                : -1
+    if (next !== kind || next <= 0) close()
+    if (next === 2 && run === 0 && afterSpace) tokens++
+    afterSpace = next === 0
+    if (next === -1) {
+      // The second half of a surrogate pair was counted with the first.
+      if (code < 0xdc00 || code > 0xdfff) tokens++
+      kind = 0
       continue
     }
-    if (run > 0) {
-      tokens += Math.ceil(run / 4)
-      run = 0
-    }
-    if (code === 10) tokens++
-    else if (code === 32 || code === 9 || code === 13) continue
-    else if (code >= 0xdc00 && code <= 0xdfff) continue // the second half of a surrogate pair was counted with the first
-    else tokens++
+    kind = next
+    if (next > 0) run++
   }
-  if (run > 0) tokens += Math.ceil(run / 4)
+  close()
   return tokens
 }
 
