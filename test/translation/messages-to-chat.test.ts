@@ -152,8 +152,10 @@ describe('chat completions stream -> messages events', () => {
         usageChunk,
       ),
     )
+    expect(events[0]![1].message.id).toMatch(/^msg_[A-Za-z0-9]{24}$/)
+    events[0]![1].message.id = 'msg_x'
     expect(events).toEqual([
-      ['message_start', { type: 'message_start', message: { id: 'msg_chatcmpl-1', type: 'message', role: 'assistant', model: 'anthropic/claude-x', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 7, output_tokens: 0 } } }],
+      ['message_start', { type: 'message_start', message: { id: 'msg_x', type: 'message', role: 'assistant', model: 'anthropic/claude-x', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 7, output_tokens: 0 } } }],
       ['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }],
       ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Let me ' } }],
       ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'check.' } }],

@@ -4,7 +4,7 @@ import { errorBody } from '../../errors/render'
 import type { SseEvent } from '../../http/sse'
 import type { StreamPart } from '../../spec/answer'
 import type { Usage } from '../../spec/usage'
-import { messagesUsageOf, stopReasonOf } from './encode-message'
+import { messageId, messagesUsageOf, stopReasonOf } from './encode-message'
 
 type BlockKind = 'text' | 'thinking' | 'tool_use'
 
@@ -30,7 +30,7 @@ export class MessageStreamEncoder implements SurfaceStreamEncoder {
         return [
           event('message_start', {
             message: {
-              id: part.id.startsWith('msg_') ? part.id : `msg_${part.id}`,
+              id: messageId(),
               type: 'message',
               role: 'assistant',
               model: this.model,

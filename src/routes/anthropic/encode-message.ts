@@ -1,5 +1,6 @@
 import type { Answer, FinishReason } from '../../spec/answer'
 import type { Usage } from '../../spec/usage'
+import { randomToken } from '../../util/ids'
 
 /** Canonical finish reasons as messages-format stop reasons (https://docs.claude.com/en/api/messages). */
 export function stopReasonOf(reason: FinishReason): string {
@@ -29,7 +30,7 @@ export function messagesUsageOf(usage: Usage): Record<string, number> {
 /** A canonical answer as a messages-format message object. */
 export function encodeMessage(answer: Answer, model: string, cost: number): Record<string, unknown> {
   return {
-    id: answer.id.startsWith('msg_') ? answer.id : `msg_${answer.id}`,
+    id: messageId(),
     type: 'message',
     role: 'assistant',
     model,
@@ -42,4 +43,9 @@ export function encodeMessage(answer: Answer, model: string, cost: number): Reco
     stop_sequence: answer.stopSequence ?? null,
     usage: { ...messagesUsageOf(answer.usage), cost },
   }
+}
+
+/** An id in the messages format's own style: the answer does not reveal which route served it. */
+export function messageId(): string {
+  return `msg_${randomToken(24)}`
 }

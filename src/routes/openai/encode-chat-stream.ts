@@ -4,7 +4,7 @@ import { errorBody } from '../../errors/render'
 import type { SseEvent } from '../../http/sse'
 import type { StreamPart } from '../../spec/answer'
 import type { Usage } from '../../spec/usage'
-import { chatFinishReason, chatUsageOf } from './encode-chat'
+import { chatFinishReason, chatUsageOf, completionId } from './encode-chat'
 
 /**
  * Canonical stream parts as chat.completion.chunk events (WIRE.md §2.2): a role chunk, content
@@ -24,7 +24,7 @@ export class ChatStreamEncoder implements SurfaceStreamEncoder {
   encode(part: StreamPart): SseEvent[] {
     switch (part.type) {
       case 'start':
-        this.id = part.id.startsWith('chatcmpl') ? part.id : `chatcmpl-${part.id}`
+        this.id = completionId()
         return [this.chunk({ role: 'assistant', content: '' })]
       case 'text-delta':
         return [this.chunk({ content: part.text })]

@@ -1,5 +1,6 @@
 import type { Answer, FinishReason } from '../../spec/answer'
 import type { Usage } from '../../spec/usage'
+import { randomToken } from '../../util/ids'
 
 /** Canonical finish reasons as chat completions finish reasons. */
 export function chatFinishReason(reason: FinishReason): string {
@@ -35,7 +36,7 @@ export function encodeChatCompletion(answer: Answer, model: string, cost: number
     part.type === 'tool-call' ? [{ id: part.id, type: 'function', function: { name: part.name, arguments: JSON.stringify(part.input ?? {}) } }] : [],
   )
   return {
-    id: answer.id.startsWith('chatcmpl') ? answer.id : `chatcmpl-${answer.id}`,
+    id: completionId(),
     object: 'chat.completion',
     created,
     model,
@@ -55,4 +56,9 @@ export function encodeChatCompletion(answer: Answer, model: string, cost: number
     ],
     usage: chatUsageOf(answer.usage, cost),
   }
+}
+
+/** An id in the chat format's own style: the answer does not reveal which route served it. */
+export function completionId(): string {
+  return `chatcmpl-${randomToken(24)}`
 }
