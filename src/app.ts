@@ -8,7 +8,10 @@ import { attachContext } from './http/request-context'
 import { logRequest, type LogSink } from './http/request-log'
 import { adminRoutes } from './routes/admin'
 import { messagesRoutes } from './routes/anthropic/messages'
+import { audioRoutes } from './routes/openai/audio'
 import { chatCompletionRoutes } from './routes/openai/chat-completions'
+import { embeddingsRoutes } from './routes/openai/embeddings'
+import { imagesRoutes } from './routes/openai/images'
 import { healthRoutes } from './routes/openai/health'
 import { modelRoutes } from './routes/openai/models'
 import { pricingRoutes } from './routes/openai/pricing'
@@ -61,6 +64,9 @@ export function createApp(services: Services, options: { log?: LogSink; version?
     .use(pricingRoutes(context, services))
     .use(chatCompletionRoutes(context, services))
     .use(messagesRoutes(context, services))
+    .use(embeddingsRoutes(context, services))
+    .use(imagesRoutes(context, services))
+    .use(audioRoutes(context, services))
     .use(pendingRoutes(context, services))
     .use(adminRoutes(context, services))
   methods = new RouteMethods(app.routes)

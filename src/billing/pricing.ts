@@ -47,3 +47,19 @@ export function worstCaseForTokens(pricing: Pricing, inputTokens: number, maxOut
     { inputTokens, outputTokens: maxOutputTokens, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: webSearches },
   )
 }
+
+/** Micro-credits for `count` units at a per-unit price (an image, a search): exact. */
+export function chargePerUnit(price: number | undefined, count: number): bigint {
+  return BigInt(count) * priceMicros(price)
+}
+
+/** Micro-credits for `count` at a per-million price (tokens, characters), rounded up. */
+export function chargePerMillion(price: number | undefined, count: number): bigint {
+  return divideUp(BigInt(count) * priceMicros(price), TOKENS_PER_PRICE_UNIT)
+}
+
+/** Micro-credits for `seconds` of audio or video at a per-minute price, rounded up. */
+export function chargePerMinute(price: number | undefined, seconds: number): bigint {
+  // Milliseconds keep fractional durations exact enough: 60,000 ms to the minute.
+  return divideUp(BigInt(Math.ceil(seconds * 1000)) * priceMicros(price), 60_000n)
+}

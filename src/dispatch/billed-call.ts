@@ -34,6 +34,12 @@ export class BilledCall {
     return this.closing
   }
 
+  /** Charges a cost computed by the endpoint (images, characters, minutes), capped at the hold. */
+  settleCost(model: ModelEntry, route: string, cost: bigint, usage: Record<string, unknown>): Promise<Settled> {
+    this.closing ??= this.services.holds.settle(this.hold, cost, usage, model.id, route).then((result) => ({ cost: microsToCredits(result.charged) }))
+    return this.closing
+  }
+
   /** Not billed (upstream failure, client-fault error): the whole hold goes back. */
   release(): Promise<Settled> {
     this.closing ??= this.services.holds.release(this.hold).then(() => ({ cost: 0 }))

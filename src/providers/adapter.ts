@@ -38,6 +38,11 @@ export interface ProviderAdapter {
   sendMessages?(target: UpstreamTarget, body: Record<string, unknown>, passthrough: MessagesPassthrough): Promise<Response>
   /** The canonical usage of a messages `usage` object, or undefined when absent. */
   messagesUsage?(usage: unknown): Usage | undefined
+  /**
+   * Sends a request to one of OpenAI's own endpoints (`path` below the `/v1` base: `/embeddings`,
+   * `/images/generations`, `/audio/speech`, `/audio/transcriptions`), body as given (JSON or a form).
+   */
+  sendOpenAiRequest?(target: UpstreamTarget, path: string, body: BodyInit): Promise<Response>
   /** Sends a canonical prompt in this API's own format: how a surface reaches it by translation. */
   sendPrompt?(target: UpstreamTarget, prompt: Prompt): Promise<Response>
   /** Reads a whole answer in this API's format. */

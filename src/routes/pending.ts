@@ -13,11 +13,7 @@ import type { Services } from '../services'
  */
 const PENDING = [
   '/v1/responses',
-  '/v1/embeddings',
-  '/v1/images/generations',
   '/v1/videos/generations',
-  '/v1/audio/transcriptions',
-  '/v1/audio/speech',
 ] as const
 
 export function pendingRoutes(context: GatewayContext, services: Services) {

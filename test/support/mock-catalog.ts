@@ -85,6 +85,9 @@ export function mockCatalog(a: string, b: string) {
         maxOutputTokens: 1000,
       },
       { id: 'test/embed', type: 'embedding', routes: [{ provider: 'a', model: 'embed' }], pricing: { input: 0.02 } },
+      { id: 'test/image', type: 'image', routes: [{ provider: 'a', model: 'image-a' }], pricing: { image: 0.04 } },
+      { id: 'test/tts', type: 'speech', routes: [{ provider: 'a', model: 'tts-a' }], pricing: { inputChars: 15 } },
+      { id: 'test/whisper', type: 'transcription', routes: [{ provider: 'a', model: 'whisper-a' }], pricing: { output: 10, audioMinute: 0.006 } },
     ],
     aliases: [{ id: 'tollgate/best', strategy: 'fallback', targets: ['test/smart', 'test/cheap'] }],
   }

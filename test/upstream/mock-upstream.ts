@@ -1,5 +1,6 @@
 import { anthropicError, message } from './anthropic-messages'
 import { chatCompletion } from './openai-chat'
+import { embeddings, images, speech, transcription } from './openai-media'
 import type { Script } from './scripts'
 
 export type { ChatScript, ErrorScript, HangScript, Script } from './scripts'
@@ -70,8 +71,7 @@ export class MockUpstream {
 
   private async handle(request: Request): Promise<Response> {
     const url = new URL(request.url)
-    const text = await request.text()
-    const body = parseBody(text)
+    const body = request.headers.get('content-type')?.startsWith('multipart/form-data') ? await formFields(request) : parseBody(await request.text())
     if (this.keepRecords) this.received.push({ path: url.pathname, query: url.search, headers: Object.fromEntries(request.headers), body })
     if (url.pathname === '/token') return Response.json({ access_token: 'ya29.mock-token', expires_in: 3600, token_type: 'Bearer' })
     const vertex = VERTEX_CLAUDE.exec(url.pathname)
@@ -84,6 +84,16 @@ export class MockUpstream {
         ? anthropicError(script.status)
         : { error: { message: `mock failure ${script.status}`, type: 'server_error', param: null, code: null } }
       return Response.json(script.body ?? fallbackBody, { status: script.status })
+    }
+    switch (url.pathname) {
+      case '/v1/embeddings':
+        return embeddings(body, script)
+      case '/v1/images/generations':
+        return images(body)
+      case '/v1/audio/speech':
+        return speech(body)
+      case '/v1/audio/transcriptions':
+        return transcription(body, script)
     }
     // Vertex names the model in the path; the answer names it as Anthropic's API would.
     const answered = vertex ? { ...body, model: vertex[1] } : body
@@ -98,4 +108,13 @@ function parseBody(text: string): any {
   } catch {
     return text.includes('=') ? Object.fromEntries(new URLSearchParams(text)) : text || undefined
   }
+}
+
+/** A multipart form's fields; a file appears as `<name>:<size> bytes` so tests can see it arrived. */
+async function formFields(request: Request): Promise<Record<string, string>> {
+  const fields: Record<string, string> = {}
+  for (const [name, value] of await request.formData()) {
+    fields[name] = typeof value === 'string' ? value : `${value.name}:${value.size} bytes`
+  }
+  return fields
 }

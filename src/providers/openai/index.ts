@@ -12,6 +12,7 @@ import { mapOpenAiError } from './map-error'
 export const openAiAdapter: ProviderAdapter = {
   sendChatCompletion: postChatCompletion,
   chatUsage: convertChatUsage,
+  sendOpenAiRequest: postToOpenAi,
   sendPrompt: (target, prompt) => postChatCompletion(target, convertPromptToChat(prompt)),
   readAnswer: convertChatAnswer,
   readStream: convertChatStream,
@@ -27,6 +28,19 @@ function postChatCompletion(target: UpstreamTarget, body: Record<string, unknown
       ...(target.provider.credential ? { authorization: `Bearer ${target.provider.credential}` } : {}),
     },
     body: JSON.stringify({ ...body, model: target.model }),
+    signal: target.signal,
+  })
+}
+
+function postToOpenAi(target: UpstreamTarget, path: string, body: BodyInit): Promise<Response> {
+  return fetch(`${target.provider.baseUrl.replace(/\/+$/, '')}${path}`, {
+    method: 'POST',
+    // A form sets its own multipart content type; everything else here is JSON.
+    headers: {
+      ...(body instanceof FormData ? {} : { 'content-type': 'application/json' }),
+      ...(target.provider.credential ? { authorization: `Bearer ${target.provider.credential}` } : {}),
+    },
+    body,
     signal: target.signal,
   })
 }

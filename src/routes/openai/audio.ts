@@ -1,0 +1,145 @@
+import { Elysia, t } from 'elysia'
+import { estimateTextTokens } from '../../billing/estimator'
+import { chargePerMillion, chargePerMinute } from '../../billing/pricing'
+import type { ModelEntry } from '../../catalog/catalog-schema'
+import { billedOpenAiEndpoint, type PricedAnswer } from '../../dispatch/openai-endpoint'
+import { RequestTooLargeError } from '../../errors/kinds'
+import type { GatewayContext } from '../../http/gateway-context'
+import type { Services } from '../../services'
+
+/** Response content types by speech format (CONTRACT.md §7). */
+const SPEECH_TYPES = { mp3: 'audio/mpeg', opus: 'audio/opus', aac: 'audio/aac', flac: 'audio/flac', wav: 'audio/wav', pcm: 'audio/pcm' } as const
+
+export const SpeechSchema = t.Object(
+  {
+    model: t.String({ minLength: 1 }),
+    input: t.String({ minLength: 1 }),
+    voice: t.Optional(t.String()),
+    response_format: t.Optional(t.Union(Object.keys(SPEECH_TYPES).map((format) => t.Literal(format)))),
+    speed: t.Optional(t.Number({ minimum: 0.25, maximum: 4 })),
+    instructions: t.Optional(t.String()),
+  },
+  { additionalProperties: true },
+)
+
+const MAX_AUDIO_BYTES = 25 * 1024 * 1024
+/** Holds assume audio this dense (32 kbit/s): lower bitrates are rare for speech uploads. */
+const AUDIO_BYTES_PER_SECOND = 4000
+/** And this much transcript per minute of audio: fast speech, in tokens. */
+const TRANSCRIPT_TOKENS_PER_MINUTE = 300
+
+export const TranscriptionSchema = t.Object(
+  {
+    file: t.File(),
+    model: t.String({ minLength: 1 }),
+    language: t.Optional(t.String()),
+    prompt: t.Optional(t.String()),
+    response_format: t.Optional(t.Union(['json', 'text', 'srt', 'verbose_json', 'vtt'].map((format) => t.Literal(format)))),
+    temperature: t.Optional(t.Numeric({ minimum: 0, maximum: 1 })),
+  },
+  { additionalProperties: true },
+)
+
+export function audioRoutes(context: GatewayContext, services: Services) {
+  return new Elysia({ name: 'routes/audio' })
+    .use(context)
+    .post(
+      '/v1/audio/speech',
+      ({ body, caller, requestId, request }) => {
+        // Billed per input character, counted in Unicode code points: known before the call.
+        const characters = [...body.input].length
+        const format = body.response_format ?? 'mp3'
+        return billedOpenAiEndpoint(
+          services,
+          caller,
+          {
+            modelId: body.model,
+            type: 'speech',
+            endpoint: '/v1/audio/speech',
+            path: '/audio/speech',
+            body: (model) => JSON.stringify({ ...body, model }),
+            hold: (model) => chargePerMillion(model.pricing.inputChars, characters),
+            async price(model, response) {
+              return {
+                cost: chargePerMillion(model.pricing.inputChars, characters),
+                usage: { input_characters: characters },
+                respond: () => new Response(response.body, { headers: { 'content-type': SPEECH_TYPES[format] } }),
+              }
+            },
+          },
+          requestId,
+          request.signal,
+        )
+      },
+      { parse: 'json', body: SpeechSchema, detail: { tags: ['Audio'], summary: 'Synthesise speech, billed per input character; answers audio bytes' } },
+    )
+    .post(
+      '/v1/audio/transcriptions',
+      ({ body, caller, requestId, request }) => {
+        if (body.file.size > MAX_AUDIO_BYTES) throw new RequestTooLargeError('Audio files are limited to 25 MiB.', { param: 'file' })
+        const seconds = Math.ceil(body.file.size / AUDIO_BYTES_PER_SECOND)
+        return billedOpenAiEndpoint(
+          services,
+          caller,
+          {
+            modelId: body.model,
+            type: 'transcription',
+            endpoint: '/v1/audio/transcriptions',
+            path: '/audio/transcriptions',
+            body: (model) => transcriptionForm(body, model),
+            hold: (model) =>
+              chargePerMinute(model.pricing.audioMinute, seconds) + chargePerMillion(model.pricing.output, Math.ceil((seconds / 60) * TRANSCRIPT_TOKENS_PER_MINUTE)),
+            price: priceTranscript,
+          },
+          requestId,
+          request.signal,
+        )
+      },
+      {
+        parse: 'formdata',
+        body: TranscriptionSchema,
+        detail: { tags: ['Audio'], summary: 'Transcribe audio (multipart), billed on the transcript and the audio minutes the provider reports' },
+      },
+    )
+}
+
+/** The client's form as it came, the model replaced by the route's. */
+function transcriptionForm(body: Record<string, unknown>, model: string): FormData {
+  const form = new FormData()
+  for (const [name, value] of Object.entries(body)) {
+    if (name === 'model') continue
+    for (const item of Array.isArray(value) ? value : [value]) {
+      if (item instanceof File) form.append(name, item, item.name)
+      else if (item !== undefined && item !== null) form.append(name, String(item))
+    }
+  }
+  form.append('model', model)
+  return form
+}
+
+/**
+ * The transcript at the output price (the provider's token count, else the gateway's own) plus
+ * the audio minutes at `audioMinute` when the provider reports a duration. JSON answers get
+ * `usage.cost`; text, srt and vtt pass through as text.
+ */
+async function priceTranscript(model: ModelEntry, response: Response): Promise<PricedAnswer> {
+  const contentType = response.headers.get('content-type') ?? 'text/plain; charset=utf-8'
+  if (!contentType.includes('json')) {
+    const text = await response.text()
+    const tokens = estimateTextTokens(text)
+    return {
+      cost: chargePerMillion(model.pricing.output, tokens),
+      usage: { output_tokens: tokens, source: 'estimate' },
+      respond: () => new Response(text, { headers: { 'content-type': contentType } }),
+    }
+  }
+  const answer = (await response.json()) as { text?: string; duration?: number; usage?: { type?: string; output_tokens?: number; seconds?: number } }
+  const tokens = answer.usage?.output_tokens ?? estimateTextTokens(answer.text ?? '')
+  const seconds = typeof answer.duration === 'number' ? answer.duration : answer.usage?.type === 'duration' ? answer.usage.seconds : undefined
+  const cost = chargePerMillion(model.pricing.output, tokens) + (seconds === undefined ? 0n : chargePerMinute(model.pricing.audioMinute, seconds))
+  return {
+    cost,
+    usage: { output_tokens: tokens, ...(seconds === undefined ? {} : { audio_seconds: seconds }) },
+    respond: (credits: number) => Response.json({ ...answer, usage: { ...(answer.usage ?? {}), cost: credits } }),
+  }
+}

@@ -1,0 +1,114 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import OpenAI, { toFile } from 'openai'
+import { estimateTextTokens } from '../../src/billing/estimator'
+import { testDatabases, type FreshDatabase } from '../support/databases'
+import { startGateway, testConfig, type TestGateway } from '../support/gateway'
+import { mockCatalogEnv } from '../support/mock-catalog'
+import { MockUpstream } from '../upstream/mock-upstream'
+import { MOCK_VECTOR, TRANSCRIPT, speechBytes } from '../upstream/openai-media'
+
+/** Embeddings, images, speech and transcriptions through the official openai client, billed. */
+describe('OpenAI media endpoints through the official client', () => {
+  const upstream = new MockUpstream()
+  let database: FreshDatabase
+  let harness: TestGateway
+  let server: ReturnType<typeof Bun.serve>
+  let client: OpenAI
+  let keyId: string
+  let accountId: string
+
+  beforeAll(async () => {
+    upstream.start()
+    database = await testDatabases[0]!.open()
+    harness = startGateway(database, { config: testConfig(mockCatalogEnv(upstream.baseUrl, upstream.baseUrl)) })
+    server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: harness.gateway.handle })
+    const key = await harness.key()
+    keyId = key.id
+    accountId = key.accountId
+    client = new OpenAI({ apiKey: key.key, baseURL: `http://127.0.0.1:${server.port}/v1`, maxRetries: 0 })
+  })
+  afterAll(async () => {
+    server.stop(true)
+    upstream.stop()
+    harness.services.close()
+    await database.close()
+  })
+  beforeEach(() => upstream.reset())
+
+  /** The newest charge on the key, in credits. */
+  const lastCharge = async () => (await harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data.find((entry: { kind: string }) => entry.kind === 'charge')
+
+  test('embeddings: base64 by default, decoded by the SDK to the same floats; billed on input tokens', async () => {
+    upstream.script({ usage: { prompt_tokens: 12, completion_tokens: 0 } })
+    const result = await client.embeddings.create({ model: 'test/embed', input: ['first text', 'second text'] })
+    expect(upstream.received[0]!.body).toMatchObject({ model: 'embed', encoding_format: 'base64' })
+    expect(result.data.map((item) => item.embedding)).toEqual([MOCK_VECTOR, MOCK_VECTOR.map((value) => value * 2)])
+    expect(result.model).toBe('test/embed')
+    const cost = Math.ceil(12 * 0.02) / 1e6
+    expect((result.usage as unknown as { cost: number }).cost).toBe(cost)
+    expect((await lastCharge()).amount).toBe(cost)
+
+    const floats = await client.embeddings.create({ model: 'test/embed', input: 'x', encoding_format: 'float' })
+    expect(floats.data[0]!.embedding).toEqual(MOCK_VECTOR)
+  })
+
+  test('images: per image returned; the hold covers n', async () => {
+    const result = await client.images.generate({ model: 'test/image', prompt: 'a cat', n: 2 })
+    expect(result.data).toHaveLength(2)
+    expect(result.data![0]!.b64_json).toBe('iVBORw0KGgo=')
+    expect((result.usage as unknown as { cost: number }).cost).toBe(0.08)
+    expect((await lastCharge()).amount).toBe(0.08)
+
+    const poor = await harness.key({ account_id: (await harness.account(0.05)).id })
+    const refused = await new OpenAI({ apiKey: poor.key, baseURL: client.baseURL, maxRetries: 0 }).images
+      .generate({ model: 'test/image', prompt: 'two cats', n: 2 })
+      .catch((error: unknown) => error)
+    expect(refused).toMatchObject({ status: 402, code: 'insufficient_balance' })
+    expect(upstream.received).toHaveLength(1)
+  })
+
+  test("speech: the audio bytes with the format's content type, billed per character", async () => {
+    const input = 'Héllo, wörld! 👋'
+    const mp3 = await client.audio.speech.create({ model: 'test/tts', input, voice: 'alloy' })
+    expect(mp3.headers.get('content-type')).toBe('audio/mpeg')
+    expect(new Uint8Array(await mp3.arrayBuffer())).toEqual(speechBytes(input))
+    // Code points, not UTF-16 units: the emoji counts once.
+    expect((await lastCharge()).amount).toBe(Math.ceil([...input].length * 15) / 1e6)
+    const opus = await client.audio.speech.create({ model: 'test/tts', input: 'hi', voice: 'alloy', response_format: 'opus' })
+    expect(opus.headers.get('content-type')).toBe('audio/opus')
+  })
+
+  test('transcriptions in each response format, billed on the transcript and reported minutes', async () => {
+    const file = () => toFile(new Uint8Array(48_000), 'speech.mp3', { type: 'audio/mpeg' })
+    const json = await client.audio.transcriptions.create({ model: 'test/whisper', file: await file() })
+    expect(json.text).toBe(TRANSCRIPT)
+    expect(upstream.received[0]!.body).toMatchObject({ model: 'whisper-a', file: 'speech.mp3:48000 bytes' })
+    // json reports 9 output tokens and no duration.
+    expect((await lastCharge()).amount).toBe(Math.ceil(9 * 10) / 1e6)
+
+    const verbose = await client.audio.transcriptions.create({ model: 'test/whisper', file: await file(), response_format: 'verbose_json', timestamp_granularities: ['segment'] })
+    expect(verbose).toMatchObject({ text: TRANSCRIPT, duration: 9.5 })
+    const transcriptMicros = Math.ceil(estimateTextTokens(TRANSCRIPT) * 10)
+    const minuteMicros = Math.ceil((9.5 * 0.006 * 1e6) / 60)
+    expect((await lastCharge()).amount).toBeCloseTo((transcriptMicros + minuteMicros) / 1e6, 6)
+
+    for (const format of ['text', 'srt', 'vtt'] as const) {
+      const text = await client.audio.transcriptions.create({ model: 'test/whisper', file: await file(), response_format: format })
+      expect(typeof text).toBe('string')
+      expect(String(text)).toContain(TRANSCRIPT)
+    }
+    expect(upstream.received.at(-1)!.body.response_format).toBe('vtt')
+  })
+
+  test('limits and types: 413 over 25 MiB, an endpoint refuses other types of models', async () => {
+    const big = await toFile(new Uint8Array(25 * 1024 * 1024 + 1), 'long.mp3', { type: 'audio/mpeg' })
+    const tooLarge = await client.audio.transcriptions.create({ model: 'test/whisper', file: big }).catch((error: unknown) => error)
+    expect(tooLarge).toMatchObject({ status: 413, code: 'request_too_large' })
+    const wrongType = await client.embeddings.create({ model: 'test/cheap', input: 'x' }).catch((error: unknown) => error)
+    expect(wrongType).toMatchObject({ status: 400, code: 'model_not_supported' })
+    const badSpeed = await client.audio.speech.create({ model: 'test/tts', input: 'x', voice: 'alloy', speed: 9 }).catch((error: unknown) => error)
+    expect(badSpeed).toMatchObject({ status: 400, code: 'invalid_request', param: 'speed' })
+    expect(upstream.received).toHaveLength(0)
+    expect((await harness.admin('GET', `/accounts/${accountId}`)).json.wallet.held).toBe(0)
+  })
+})
