@@ -1,6 +1,7 @@
 import type { ProviderConfig } from '../config'
 import type { ProviderAdapter } from './adapter'
 import { anthropicAdapter } from './anthropic'
+import { geminiAdapter } from './gemini'
 import { openAiAdapter } from './openai'
 import { vertexAdapter } from './vertex'
 
@@ -9,6 +10,7 @@ const ADAPTERS: Partial<Record<ProviderConfig['api'], ProviderAdapter>> = {
   openai: openAiAdapter,
   anthropic: anthropicAdapter,
   vertex: vertexAdapter,
+  gemini: geminiAdapter,
 }
 
 export function adapterFor(provider: ProviderConfig): ProviderAdapter | undefined {

@@ -15,6 +15,7 @@ export function mockCatalog(a: string, b: string) {
       dead: { api: 'openai', baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-dead' },
       sluggish: { api: 'openai', baseUrl: a, apiKey: 'sk-upstream-a', timeoutMs: 300 },
       native: { api: 'anthropic', baseUrl: a.replace(/\/v1$/, ''), apiKey: 'sk-ant-a' },
+      gemini: { api: 'gemini', baseUrl: a.replace(/\/v1$/, ''), apiKey: 'gemini-key-a' },
       'native-b': { api: 'anthropic', baseUrl: b.replace(/\/v1$/, ''), apiKey: 'sk-ant-b' },
     },
     models: [
@@ -84,6 +85,7 @@ export function mockCatalog(a: string, b: string) {
         pricing: { input: 2, output: 10 },
         maxOutputTokens: 1000,
       },
+      { id: 'google/gemini-test', type: 'chat', routes: [{ provider: 'gemini', model: 'gemini-test-a' }], pricing: { input: 0.3, output: 2.5, cacheRead: 0.03 }, maxOutputTokens: 1000 },
       { id: 'test/embed', type: 'embedding', routes: [{ provider: 'a', model: 'embed' }], pricing: { input: 0.02 } },
       { id: 'test/image', type: 'image', routes: [{ provider: 'a', model: 'image-a' }], pricing: { image: 0.04 } },
       { id: 'test/tts', type: 'speech', routes: [{ provider: 'a', model: 'tts-a' }], pricing: { inputChars: 15 } },

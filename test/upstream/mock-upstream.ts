@@ -1,9 +1,13 @@
 import { anthropicError, message } from './anthropic-messages'
+import { generateContent, googleError, streamGenerateContent } from './gemini'
 import { chatCompletion } from './openai-chat'
 import { embeddings, images, speech, transcription } from './openai-media'
 import type { Script } from './scripts'
 
 export type { ChatScript, ErrorScript, HangScript, Script } from './scripts'
+
+/** The Gemini API: the model and the method are in the path. */
+const GEMINI = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/
 
 /** Vertex AI's Anthropic publisher endpoint: the model and the method are in the path. */
 const VERTEX_CLAUDE = /^\/v1\/projects\/[^/]+\/locations\/[^/]+\/publishers\/anthropic\/models\/([^/:]+):(rawPredict|streamRawPredict)$/
@@ -11,7 +15,8 @@ const VERTEX_CLAUDE = /^\/v1\/projects\/[^/]+\/locations\/[^/]+\/publishers\/ant
 /**
  * A loopback upstream speaking each provider's wire format (WIRE.md): OpenAI chat completions
  * at `/v1/chat/completions`, Anthropic messages at `/v1/messages`, Claude on Vertex AI at
- * `…/publishers/anthropic/models/{model}:rawPredict|streamRawPredict`, and a Google OAuth token
+ * `…/publishers/anthropic/models/{model}:rawPredict|streamRawPredict`, the Gemini API at
+ * `/v1beta/models/{model}:generateContent|streamGenerateContent`, and a Google OAuth token
  * endpoint at `/token` for service-account grants. Scripted per request, with
  * faults: error statuses, delays, hangs, slow chunks, streams cut mid-way. It records every
  * request so tests can assert what the gateway forwarded.
@@ -76,15 +81,19 @@ export class MockUpstream {
     if (url.pathname === '/token') return Response.json({ access_token: 'ya29.mock-token', expires_in: 3600, token_type: 'Bearer' })
     const vertex = VERTEX_CLAUDE.exec(url.pathname)
     const anthropic = url.pathname === '/v1/messages' || vertex !== null
+    const gemini = GEMINI.exec(url.pathname)
     const script = this.queue.shift() ?? this.fallback
     if (script.kind === 'hang') return new Promise<Response>(() => {})
     if (script.delayMs) await Bun.sleep(script.delayMs)
     if (script.kind === 'error') {
       const fallbackBody = anthropic
         ? anthropicError(script.status)
-        : { error: { message: `mock failure ${script.status}`, type: 'server_error', param: null, code: null } }
+        : gemini
+          ? googleError(script.status)
+          : { error: { message: `mock failure ${script.status}`, type: 'server_error', param: null, code: null } }
       return Response.json(script.body ?? fallbackBody, { status: script.status })
     }
+    if (gemini) return gemini[2] === 'generateContent' ? generateContent(body, script, gemini[1]!) : streamGenerateContent(body, script, gemini[1]!)
     switch (url.pathname) {
       case '/v1/embeddings':
         return embeddings(body, script)

@@ -1,0 +1,40 @@
+import { readSse } from '../../http/sse'
+import type { StreamPart } from '../../spec/answer'
+import type { Usage } from '../../spec/usage'
+import type { GenerateContentResponse } from './api'
+import { convertParts, finishReasonOf } from './convert-response'
+import { convertGeminiUsage } from './convert-usage'
+
+/**
+ * A streamGenerateContent?alt=sse stream (WIRE.md §6.1) as canonical parts: each chunk carries
+ * new parts; usage is cumulative (on Vertex only the last chunk has it); the last chunk has the
+ * finish reason, and the connection then closes. Function calls arrive whole.
+ */
+export async function* convertGeminiStream(body: ReadableStream<Uint8Array>): AsyncGenerator<StreamPart> {
+  let started = false
+  let calls = 0
+  let usage: Usage | undefined
+  let finish: string | undefined
+  for await (const event of readSse(body)) {
+    const chunk = JSON.parse(event.data) as GenerateContentResponse
+    if (chunk.error) throw new Error(chunk.error.message ?? 'the upstream stream reported an error')
+    if (!started) {
+      started = true
+      yield { type: 'start', id: chunk.responseId ?? 'gemini' }
+    }
+    const candidate = chunk.candidates?.[0]
+    for (const part of convertParts(candidate?.content?.parts ?? [], calls)) {
+      if (part.type === 'text') yield { type: 'text-delta', text: part.text }
+      else if (part.type === 'reasoning') yield { type: 'reasoning-delta', text: part.text }
+      else {
+        calls++
+        yield { type: 'tool-call-start', id: part.id, name: part.name }
+        yield { type: 'tool-call-delta', id: part.id, argumentsDelta: JSON.stringify(part.input) }
+      }
+    }
+    usage = convertGeminiUsage(chunk.usageMetadata) ?? usage
+    if (candidate?.finishReason) finish = candidate.finishReason
+  }
+  if (!finish) throw new Error('the upstream stream ended before it finished')
+  yield { type: 'finish', finishReason: finishReasonOf(finish, calls > 0), usage }
+}
