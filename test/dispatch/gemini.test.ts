@@ -56,7 +56,7 @@ describe('Gemini models on chat completions', () => {
   })
   beforeEach(() => upstream.reset())
 
-  const hi = [{ role: 'user', content: 'Say hi.' }]
+  const hi: { role: 'user'; content: string }[] = [{ role: 'user', content: 'Say hi.' }]
 
   test('generateContent with the provider key; usage with cached tokens becomes the exact cost', async () => {
     const { key } = await harness.key()
