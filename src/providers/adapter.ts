@@ -43,6 +43,10 @@ export interface ProviderAdapter {
    * `/images/generations`, `/audio/speech`, `/audio/transcriptions`), body as given (JSON or a form).
    */
   sendOpenAiRequest?(target: UpstreamTarget, path: string, body: BodyInit): Promise<Response>
+  /** Embeds texts in this API's own format: how /v1/embeddings reaches a non-OpenAI API. */
+  sendEmbeddings?(target: UpstreamTarget, texts: string[], dimensions: number | undefined): Promise<Response>
+  /** The vectors of an embeddings answer in this API's format, in input order. */
+  readEmbeddings?(body: unknown): number[][]
   /** Sends a canonical prompt in this API's own format: how a surface reaches it by translation. */
   sendPrompt?(target: UpstreamTarget, prompt: Prompt): Promise<Response>
   /** Reads a whole answer in this API's format. */

@@ -52,6 +52,19 @@ describe('OpenAI media endpoints through the official client', () => {
     expect(floats.data[0]!.embedding).toEqual(MOCK_VECTOR)
   })
 
+  test('embeddings on a Gemini model: batchEmbedContents, vectors back in OpenAI\'s shape, billed on the estimate', async () => {
+    const input = ['alpha beta', 'gamma']
+    const result = await client.embeddings.create({ model: 'google/gemini-embed', input, dimensions: 3 })
+    const sent = upstream.received[0]!
+    expect(sent.path).toBe('/v1beta/models/gemini-embed-a:batchEmbedContents')
+    expect(sent.body.requests).toEqual(input.map((text) => ({ model: 'models/gemini-embed-a', content: { parts: [{ text }] }, outputDimensionality: 3 })))
+    expect(result.data.map((item) => item.embedding)).toEqual([MOCK_VECTOR, MOCK_VECTOR.map((value) => value * 2)])
+    const tokens = input.reduce((total, text) => total + estimateTextTokens(text), 0)
+    expect(result.usage).toMatchObject({ prompt_tokens: tokens, cost: Math.ceil(tokens * 0.15) / 1e6 })
+    const tokenArrays = await client.embeddings.create({ model: 'google/gemini-embed', input: [[1, 2, 3]] }).catch((error: unknown) => error)
+    expect(tokenArrays).toMatchObject({ status: 400, param: 'input' })
+  })
+
   test('images: per image returned; the hold covers n', async () => {
     const result = await client.images.generate({ model: 'test/image', prompt: 'a cat', n: 2 })
     expect(result.data).toHaveLength(2)

@@ -86,6 +86,7 @@ export function mockCatalog(a: string, b: string) {
         maxOutputTokens: 1000,
       },
       { id: 'google/gemini-test', type: 'chat', routes: [{ provider: 'gemini', model: 'gemini-test-a' }], pricing: { input: 0.3, output: 2.5, cacheRead: 0.03 }, maxOutputTokens: 1000 },
+      { id: 'google/gemini-embed', type: 'embedding', routes: [{ provider: 'gemini', model: 'gemini-embed-a' }], pricing: { input: 0.15 } },
       { id: 'test/embed', type: 'embedding', routes: [{ provider: 'a', model: 'embed' }], pricing: { input: 0.02 } },
       { id: 'test/image', type: 'image', routes: [{ provider: 'a', model: 'image-a' }], pricing: { image: 0.04 } },
       { id: 'test/tts', type: 'speech', routes: [{ provider: 'a', model: 'tts-a' }], pricing: { inputChars: 15 } },

@@ -1,3 +1,4 @@
+import { MOCK_VECTOR } from './openai-media'
 import { DEFAULT_TEXT, streamEvents, usageOf, type ChatScript } from './scripts'
 
 /** The Gemini API's generateContent and streamGenerateContent?alt=sse (WIRE.md §6.1). */
@@ -49,4 +50,10 @@ export function streamGenerateContent(body: any, script: ChatScript, model: stri
 export function googleError(status: number): unknown {
   const name = status === 400 ? 'INVALID_ARGUMENT' : status === 404 ? 'NOT_FOUND' : status === 429 ? 'RESOURCE_EXHAUSTED' : 'UNAVAILABLE'
   return { error: { code: status, message: `mock failure ${status}`, status: name } }
+}
+
+/** batchEmbedContents: one vector per request, scaled by position so order is visible. */
+export function batchEmbedContents(body: any): Response {
+  const requests: unknown[] = Array.isArray(body?.requests) ? body.requests : []
+  return Response.json({ embeddings: requests.map((_, index) => ({ values: MOCK_VECTOR.map((value) => value * (index + 1)) })) })
 }

@@ -1,5 +1,5 @@
 import { anthropicError, message } from './anthropic-messages'
-import { generateContent, googleError, streamGenerateContent } from './gemini'
+import { batchEmbedContents, generateContent, googleError, streamGenerateContent } from './gemini'
 import { chatCompletion } from './openai-chat'
 import { embeddings, images, speech, transcription } from './openai-media'
 import type { Script } from './scripts'
@@ -7,7 +7,7 @@ import type { Script } from './scripts'
 export type { ChatScript, ErrorScript, HangScript, Script } from './scripts'
 
 /** The Gemini API: the model and the method are in the path. */
-const GEMINI = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/
+const GEMINI = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent|batchEmbedContents)$/
 
 /** Vertex AI's Anthropic publisher endpoint: the model and the method are in the path. */
 const VERTEX_CLAUDE = /^\/v1\/projects\/[^/]+\/locations\/[^/]+\/publishers\/anthropic\/models\/([^/:]+):(rawPredict|streamRawPredict)$/
@@ -93,6 +93,7 @@ export class MockUpstream {
           : { error: { message: `mock failure ${script.status}`, type: 'server_error', param: null, code: null } }
       return Response.json(script.body ?? fallbackBody, { status: script.status })
     }
+    if (gemini?.[2] === 'batchEmbedContents') return batchEmbedContents(body)
     if (gemini) return gemini[2] === 'generateContent' ? generateContent(body, script, gemini[1]!) : streamGenerateContent(body, script, gemini[1]!)
     switch (url.pathname) {
       case '/v1/embeddings':

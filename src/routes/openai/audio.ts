@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import { estimateTextTokens } from '../../billing/estimator'
 import { chargePerMillion, chargePerMinute } from '../../billing/pricing'
 import type { ModelEntry } from '../../catalog/catalog-schema'
-import { billedOpenAiEndpoint, type PricedAnswer } from '../../dispatch/openai-endpoint'
+import { billedEndpoint, openAiPassthrough, type PricedAnswer } from '../../dispatch/openai-endpoint'
 import { RequestTooLargeError } from '../../errors/kinds'
 import type { GatewayContext } from '../../http/gateway-context'
 import type { Services } from '../../services'
@@ -49,15 +49,14 @@ export function audioRoutes(context: GatewayContext, services: Services) {
         // Billed per input character, counted in Unicode code points: known before the call.
         const characters = [...body.input].length
         const format = body.response_format ?? 'mp3'
-        return billedOpenAiEndpoint(
+        return billedEndpoint(
           services,
           caller,
           {
             modelId: body.model,
             type: 'speech',
             endpoint: '/v1/audio/speech',
-            path: '/audio/speech',
-            body: (model) => JSON.stringify({ ...body, model }),
+            ...openAiPassthrough('/audio/speech', (model) => JSON.stringify({ ...body, model })),
             hold: (model) => chargePerMillion(model.pricing.inputChars, characters),
             async price(model, response) {
               return {
@@ -78,15 +77,14 @@ export function audioRoutes(context: GatewayContext, services: Services) {
       ({ body, caller, requestId, request }) => {
         if (body.file.size > MAX_AUDIO_BYTES) throw new RequestTooLargeError('Audio files are limited to 25 MiB.', { param: 'file' })
         const seconds = Math.ceil(body.file.size / AUDIO_BYTES_PER_SECOND)
-        return billedOpenAiEndpoint(
+        return billedEndpoint(
           services,
           caller,
           {
             modelId: body.model,
             type: 'transcription',
             endpoint: '/v1/audio/transcriptions',
-            path: '/audio/transcriptions',
-            body: (model) => transcriptionForm(body, model),
+            ...openAiPassthrough('/audio/transcriptions', (model) => transcriptionForm(body, model)),
             hold: (model) =>
               chargePerMinute(model.pricing.audioMinute, seconds) + chargePerMillion(model.pricing.output, Math.ceil((seconds / 60) * TRANSCRIPT_TOKENS_PER_MINUTE)),
             price: priceTranscript,

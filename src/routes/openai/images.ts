@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 import { chargePerUnit } from '../../billing/pricing'
-import { billedOpenAiEndpoint } from '../../dispatch/openai-endpoint'
+import { billedEndpoint, openAiPassthrough } from '../../dispatch/openai-endpoint'
 import type { GatewayContext } from '../../http/gateway-context'
 import type { Services } from '../../services'
 
@@ -21,15 +21,14 @@ export function imagesRoutes(context: GatewayContext, services: Services) {
   return new Elysia({ name: 'routes/images' }).use(context).post(
     '/v1/images/generations',
     ({ body, caller, requestId, request }) =>
-      billedOpenAiEndpoint(
+      billedEndpoint(
         services,
         caller,
         {
           modelId: body.model,
           type: 'image',
           endpoint: '/v1/images/generations',
-          path: '/images/generations',
-          body: (model) => JSON.stringify({ ...body, model }),
+          ...openAiPassthrough('/images/generations', (model) => JSON.stringify({ ...body, model })),
           hold: (model) => chargePerUnit(model.pricing.image, body.n ?? 1),
           async price(model, response) {
             const answer = (await response.json()) as Record<string, unknown> & { data?: unknown[]; usage?: Record<string, unknown> }
