@@ -3,8 +3,12 @@ import type { Hold } from '../billing/hold-book'
 import { microsToCredits } from '../billing/money'
 import { chargeForUsage } from '../billing/pricing'
 import type { ModelEntry } from '../catalog/catalog-schema'
+import type { ProviderConfig } from '../config'
+import { UpstreamError } from '../errors/kinds'
+import type { ProviderAdapter, UpstreamTarget } from '../providers/adapter'
 import type { Services } from '../services'
 import type { Usage, UsageSource } from '../spec/usage'
+import { firstAnswer, type UpstreamAnswer } from './failover'
 
 /** What settlement reports back to the client: the credits actually taken. */
 export interface Settled {
@@ -38,6 +42,38 @@ export class BilledCall {
   settleCost(model: ModelEntry, route: string, cost: bigint, usage: Record<string, unknown>): Promise<Settled> {
     this.closing ??= this.services.holds.settle(this.hold, cost, usage, model.id, route).then((result) => ({ cost: microsToCredits(result.charged) }))
     return this.closing
+  }
+
+  /**
+   * Tries the routes in order with failover (failover.ts); when none answers, the hold is
+   * released and the error goes on to the client.
+   */
+  async reach<Option extends { provider: ProviderConfig; adapter: ProviderAdapter; upstreamModel: string }>(
+    options: Option[],
+    send: (option: Option, target: UpstreamTarget) => Promise<Response>,
+    clientSignal: AbortSignal,
+  ): Promise<UpstreamAnswer<Option>> {
+    try {
+      return await firstAnswer(
+        options,
+        (option, signal) => send(option, { provider: option.provider, model: option.upstreamModel, signal }),
+        (option, status, text) => option.adapter.mapError(status, text),
+        clientSignal,
+      )
+    } catch (error) {
+      await this.release()
+      throw error
+    }
+  }
+
+  /** The upstream's JSON answer; a body that is not JSON releases the hold and fails the call. */
+  async readJson(response: Response): Promise<Record<string, unknown>> {
+    try {
+      return (await response.json()) as Record<string, unknown>
+    } catch (error) {
+      await this.release()
+      throw new UpstreamError('The upstream answered with a body that is not JSON.', { cause: error })
+    }
   }
 
   /** Not billed (upstream failure, client-fault error): the whole hold goes back. */

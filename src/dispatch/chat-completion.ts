@@ -2,12 +2,10 @@ import type { Caller } from '../auth/authenticate'
 import { estimateChatInputTokens, estimateValueTokens } from '../billing/estimator'
 import { worstCaseForTokens } from '../billing/pricing'
 import { requireModelType, resolveModel, type ResolvedModel } from '../catalog/resolve-model'
-import { UpstreamError } from '../errors/kinds'
 import type { Services } from '../services'
 import type { Usage } from '../spec/usage'
 import { BilledCall } from './billed-call'
 import { relayChatStream } from './chat-stream'
-import { firstAnswer, type UpstreamAnswer } from './failover'
 import type { UpstreamTarget } from '../providers/adapter'
 import { decodeChatRequest } from '../routes/openai/decode-chat'
 import { encodeChatCompletion } from '../routes/openai/encode-chat'
@@ -47,21 +45,7 @@ export async function chatCompletion(services: Services, caller: Caller, request
   // Usage is always asked for: billing needs it whether or not the client shows it.
   const sent = streaming ? { ...body, stream_options: { ...(isRecord(body.stream_options) ? body.stream_options : {}), include_usage: true } } : body
 
-  let answer: UpstreamAnswer<ChatRoute>
-  try {
-    answer = await firstAnswer(
-      options,
-      (option, signal) => {
-        const target = { provider: option.provider, model: option.upstreamModel, signal }
-        return option.mode === 'native' ? option.send(target, sent) : option.send(target, prompt!)
-      },
-      (option, status, text) => option.adapter.mapError(status, text),
-      clientSignal,
-    )
-  } catch (error) {
-    await call.release()
-    throw error
-  }
+  const answer = await call.reach(options, (option, target) => (option.mode === 'native' ? option.send(target, sent) : option.send(target, prompt!)), clientSignal)
   const { option } = answer
   const route = option.provider.name
   if (streaming && option.mode === 'translated') {
@@ -88,13 +72,7 @@ export async function chatCompletion(services: Services, caller: Caller, request
     })
   }
 
-  let completion: Record<string, unknown>
-  try {
-    completion = (await answer.response.json()) as Record<string, unknown>
-  } catch (error) {
-    await call.release()
-    throw new UpstreamError('The upstream answered with a body that is not JSON.', { cause: error })
-  }
+  const completion = await call.readJson(answer.response)
   if (option.mode === 'translated') {
     const translated = option.readAnswer(completion)
     const settled = await call.settle(option.model, route, translated.usage, 'provider')

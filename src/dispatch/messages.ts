@@ -1,14 +1,12 @@
 import type { Caller } from '../auth/authenticate'
 import { estimateChatInputTokens } from '../billing/estimator'
 import { worstCaseForTokens } from '../billing/pricing'
-import { UpstreamError } from '../errors/kinds'
 import type { MessagesPassthrough, UpstreamTarget } from '../providers/adapter'
 import { decodeMessagesRequest } from '../routes/anthropic/decode-messages'
 import { encodeMessage } from '../routes/anthropic/encode-message'
 import { MessageStreamEncoder } from '../routes/anthropic/encode-message-stream'
 import type { Services } from '../services'
 import { BilledCall } from './billed-call'
-import { firstAnswer, type UpstreamAnswer } from './failover'
 import { resolveMessagesModel } from './messages-model'
 import { relayMessagesStream } from './messages-stream'
 import { planRoutes, translatedRoute, type Route, type TranslatedRoute } from './route-plan'
@@ -50,21 +48,7 @@ export async function createMessage(
   const amount = worstCaseForTokens(model.pricing, inputTokens, request.max_tokens, webSearchAllowance(body.tools))
   const call = await BilledCall.open(services, caller, amount, requestId, model.id, options[0]!.provider.name)
 
-  let answer: UpstreamAnswer<MessagesRoute>
-  try {
-    answer = await firstAnswer(
-      options,
-      (option, signal) => {
-        const target = { provider: option.provider, model: option.upstreamModel, signal }
-        return option.mode === 'native' ? option.send(target, body, passthrough) : option.send(target, prompt!)
-      },
-      (option, status, text) => option.adapter.mapError(status, text),
-      clientSignal,
-    )
-  } catch (error) {
-    await call.release()
-    throw error
-  }
+  const answer = await call.reach(options, (option, target) => (option.mode === 'native' ? option.send(target, body, passthrough) : option.send(target, prompt!)), clientSignal)
   const { option } = answer
   const route = option.provider.name
   if (body.stream === true) {
@@ -82,13 +66,7 @@ export async function createMessage(
     })
   }
 
-  let upstreamBody: Record<string, unknown>
-  try {
-    upstreamBody = (await answer.response.json()) as Record<string, unknown>
-  } catch (error) {
-    await call.release()
-    throw new UpstreamError('The upstream answered with a body that is not JSON.', { cause: error })
-  }
+  const upstreamBody = await call.readJson(answer.response)
   if (option.mode === 'translated') {
     const translated = option.readAnswer(upstreamBody)
     const settled = await call.settle(model, route, translated.usage, 'provider')

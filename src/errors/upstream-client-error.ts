@@ -18,6 +18,14 @@ export class UpstreamClientError extends GatewayError {
   }
 }
 
+/**
+ * Whether an upstream's error status is the client's fault, to be shown to it as it is. 401 and
+ * 403 mean the gateway's own provider credential is wrong; 408 and 429 are the upstream's load.
+ */
+export function isClientFault(status: number): boolean {
+  return status >= 400 && status < 500 && status !== 401 && status !== 403 && status !== 408 && status !== 429
+}
+
 function clientErrorType(status: number): string {
   if (status === 401) return 'authentication_error'
   if (status === 403) return 'permission_error'

@@ -1,6 +1,6 @@
 import type { GatewayError } from '../../errors/gateway-error'
 import { UpstreamError } from '../../errors/kinds'
-import { UpstreamClientError } from '../../errors/upstream-client-error'
+import { isClientFault, UpstreamClientError } from '../../errors/upstream-client-error'
 import type { ErrorBody } from './api'
 
 /**
@@ -15,8 +15,7 @@ export function mapAnthropicError(status: number, text: string): GatewayError {
   } catch {
     body = undefined
   }
-  const clientFault = status >= 400 && status < 500 && status !== 401 && status !== 403 && status !== 408 && status !== 429
-  if (clientFault) {
+  if (isClientFault(status)) {
     return new UpstreamClientError(status, body?.error?.type ?? 'upstream_error', body?.error?.message ?? `The upstream refused the request (HTTP ${status}).`, { cause: text })
   }
   return new UpstreamError(`The upstream provider failed (HTTP ${status}).`, { cause: text })

@@ -1,6 +1,6 @@
 import type { GatewayError } from '../../errors/gateway-error'
 import { UpstreamError } from '../../errors/kinds'
-import { UpstreamClientError } from '../../errors/upstream-client-error'
+import { isClientFault, UpstreamClientError } from '../../errors/upstream-client-error'
 
 /**
  * Google's error envelope `{error: {code, message, status}}`: INVALID_ARGUMENT, NOT_FOUND and
@@ -14,8 +14,7 @@ export function mapGeminiError(status: number, text: string): GatewayError {
   } catch {
     error = undefined
   }
-  const clientFault = status >= 400 && status < 500 && status !== 401 && status !== 403 && status !== 408 && status !== 429
-  if (clientFault) {
+  if (isClientFault(status)) {
     return new UpstreamClientError(status, (error?.status ?? 'upstream_error').toLowerCase(), error?.message ?? `The upstream refused the request (HTTP ${status}).`, { cause: text })
   }
   return new UpstreamError(`The upstream provider failed (HTTP ${status}).`, { cause: text })
