@@ -1,4 +1,5 @@
 import { GatewayError } from './gateway-error'
+import { UpstreamError } from './kinds'
 
 /**
  * An upstream's own 4xx that is the client's fault (context too long, bad parameter): it
@@ -33,4 +34,30 @@ function clientErrorType(status: number): string {
   if (status === 413) return 'request_too_large'
   if (status === 429) return 'rate_limit_error'
   return 'invalid_request_error'
+}
+
+/** What a provider's error body says, read by its own map-error. */
+export interface UpstreamErrorDetails {
+  code?: string
+  message?: string
+  param?: string | null
+}
+
+/**
+ * The gateway error for an upstream error response: the client's fault keeps the upstream's
+ * status, message and code (CONTRACT.md §7); anything else says the upstream failed, without
+ * repeating the upstream's words (they may name keys). `read` knows the provider's envelope.
+ */
+export function upstreamErrorFrom(status: number, text: string, read: (body: unknown) => UpstreamErrorDetails | undefined): GatewayError {
+  if (!isClientFault(status)) return new UpstreamError(`The upstream provider failed (HTTP ${status}).`, { cause: text })
+  let details: UpstreamErrorDetails | undefined
+  try {
+    details = read(JSON.parse(text))
+  } catch {
+    details = undefined
+  }
+  return new UpstreamClientError(status, details?.code ?? 'upstream_error', details?.message ?? `The upstream refused the request (HTTP ${status}).`, {
+    param: details?.param ?? null,
+    cause: text,
+  })
 }

@@ -1,26 +1,11 @@
 import type { GatewayError } from '../../errors/gateway-error'
-import { UpstreamError } from '../../errors/kinds'
-import { isClientFault, UpstreamClientError } from '../../errors/upstream-client-error'
+import { upstreamErrorFrom } from '../../errors/upstream-client-error'
 import type { ErrorBody } from './api'
 
-/**
- * The upstream's client-fault 4xx keeps its status, message and code; anything else is the
- * upstream's failure and says so without repeating what the upstream said (it may name keys).
- * Authentication failures are ours (a wrong provider key), never the client's.
- */
+/** OpenAI's envelope `{error: {message, type, param, code}}` (WIRE.md §2.3). */
 export function mapOpenAiError(status: number, text: string): GatewayError {
-  let body: ErrorBody | undefined
-  try {
-    body = JSON.parse(text) as ErrorBody
-  } catch {
-    body = undefined
-  }
-  if (isClientFault(status)) {
-    const error = body?.error
-    return new UpstreamClientError(status, error?.code ?? 'upstream_error', error?.message ?? `The upstream refused the request (HTTP ${status}).`, {
-      param: error?.param ?? null,
-      cause: text,
-    })
-  }
-  return new UpstreamError(`The upstream provider failed (HTTP ${status}).`, { cause: text })
+  return upstreamErrorFrom(status, text, (body) => {
+    const error = (body as ErrorBody).error
+    return { code: error?.code ?? undefined, message: error?.message, param: error?.param }
+  })
 }
