@@ -12,6 +12,7 @@ import { audioRoutes } from './routes/openai/audio'
 import { chatCompletionRoutes } from './routes/openai/chat-completions'
 import { embeddingsRoutes } from './routes/openai/embeddings'
 import { imagesRoutes } from './routes/openai/images'
+import { videoRoutes } from './routes/openai/videos'
 import { healthRoutes } from './routes/openai/health'
 import { modelRoutes } from './routes/openai/models'
 import { pricingRoutes } from './routes/openai/pricing'
@@ -67,6 +68,7 @@ export function createApp(services: Services, options: { log?: LogSink; version?
     .use(embeddingsRoutes(context, services))
     .use(imagesRoutes(context, services))
     .use(audioRoutes(context, services))
+    .use(videoRoutes(context, services))
     .use(pendingRoutes(context, services))
     .use(adminRoutes(context, services))
   methods = new RouteMethods(app.routes)

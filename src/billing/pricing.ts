@@ -63,3 +63,8 @@ export function chargePerMinute(price: number | undefined, seconds: number): big
   // Milliseconds keep fractional durations exact enough: 60,000 ms to the minute.
   return divideUp(BigInt(Math.ceil(seconds * 1000)) * priceMicros(price), 60_000n)
 }
+
+/** Micro-credits for `seconds` of video at a per-second price, rounded up. */
+export function chargePerSecond(price: number | undefined, seconds: number): bigint {
+  return divideUp(BigInt(Math.ceil(seconds * 1000)) * priceMicros(price), 1000n)
+}

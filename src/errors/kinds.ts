@@ -12,6 +12,13 @@ export class ModelNotSupportedError extends GatewayError {
   readonly type = 'invalid_request_error'
 }
 
+/** The provider's safety filters withheld the result (CONTRACT.md §7): not billed. */
+export class ContentPolicyError extends GatewayError {
+  readonly status = 400
+  readonly code = 'content_policy_violation'
+  readonly type = 'invalid_request_error'
+}
+
 export class InvalidApiKeyError extends GatewayError {
   readonly status = 401
   readonly code = 'invalid_api_key'

@@ -19,8 +19,11 @@ function toGatewayError(code: string | number, error: unknown, method: string, p
   if (error instanceof GatewayError) return error
   if (error instanceof ValidationError) return validationError(error)
   switch (code) {
-    case 'PARSE':
-      return new InvalidRequestError('The request body could not be parsed.')
+    case 'PARSE': {
+      // The framework wraps what the body reader threw (a 413, say); that error is the answer.
+      const cause = (error as { cause?: unknown }).cause
+      return cause instanceof GatewayError ? cause : new InvalidRequestError('The request body could not be parsed.')
+    }
     case 'NOT_FOUND': {
       const allowed = methods.allowed(pathname)
       if (allowed.length > 0) {

@@ -1,9 +1,11 @@
 import { InvalidRequestError } from '../errors/kinds'
+import { bodyLimitFor, readLimited } from './body-limits'
 
 /**
  * Request bodies are read as strict UTF-8 JSON whatever the content type says (curl's `-d`
  * sends form encoding), except multipart forms. A body that fails is not rejected here but
- * marked, so that authentication still answers first.
+ * marked, so that authentication still answers first; only a body over its path's size limit
+ * is refused at once (413), before it is read.
  */
 export class MalformedBody {
   constructor(readonly reason: string) {}
@@ -16,7 +18,7 @@ export class MalformedBody {
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
 
 export async function parseJsonBody(request: Request): Promise<unknown> {
-  const bytes = await request.arrayBuffer()
+  const bytes = await readLimited(request, bodyLimitFor(new URL(request.url).pathname))
   // null, not undefined: undefined would hand the body to the framework's own parser.
   if (bytes.byteLength === 0) return null
   let text: string

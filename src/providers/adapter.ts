@@ -2,6 +2,7 @@ import type { ProviderConfig } from '../config'
 import type { GatewayError } from '../errors/gateway-error'
 import type { Answer, StreamPart } from '../spec/answer'
 import type { Prompt } from '../spec/prompt'
+import type { VideoOutcome, VideoRequest } from '../spec/video'
 import type { Usage } from '../spec/usage'
 
 /** One upstream request: which provider, which of its models, and when to give up. */
@@ -47,6 +48,12 @@ export interface ProviderAdapter {
   sendEmbeddings?(target: UpstreamTarget, texts: string[], dimensions: number | undefined): Promise<Response>
   /** The vectors of an embeddings answer in this API's format, in input order. */
   readEmbeddings?(body: unknown): number[][]
+  /**
+   * Generates a video and waits for it: submits the job, polls every `pollIntervalMs` until it
+   * is done, and fetches the clip. Errors before the job exists are GatewayErrors (retryable
+   * ones may fail over); the target's signal cancels the polling.
+   */
+  generateVideo?(target: UpstreamTarget, request: VideoRequest): Promise<VideoOutcome>
   /** Sends a canonical prompt in this API's own format: how a surface reaches it by translation. */
   sendPrompt?(target: UpstreamTarget, prompt: Prompt): Promise<Response>
   /** Reads a whole answer in this API's format. */

@@ -13,7 +13,6 @@ import type { Services } from '../services'
  */
 const PENDING = [
   '/v1/responses',
-  '/v1/videos/generations',
 ] as const
 
 export function pendingRoutes(context: GatewayContext, services: Services) {

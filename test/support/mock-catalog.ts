@@ -10,7 +10,8 @@ import { join } from 'node:path'
 export function mockCatalog(a: string, b: string) {
   return {
     providers: {
-      a: { api: 'openai', baseUrl: a, apiKey: 'sk-upstream-a' },
+      a: { api: 'openai', baseUrl: a, apiKey: 'sk-upstream-a', pollIntervalMs: 10 },
+      veo: { api: 'vertex', baseUrl: a.replace(/\/v1$/, ''), project: 'proj', location: 'us-central1', apiKey: 'vertex-token', pollIntervalMs: 10 },
       b: { api: 'openai', baseUrl: b, apiKey: 'sk-upstream-b' },
       dead: { api: 'openai', baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-dead' },
       sluggish: { api: 'openai', baseUrl: a, apiKey: 'sk-upstream-a', timeoutMs: 300 },
@@ -87,6 +88,8 @@ export function mockCatalog(a: string, b: string) {
       },
       { id: 'google/gemini-test', type: 'chat', routes: [{ provider: 'gemini', model: 'gemini-test-a' }], pricing: { input: 0.3, output: 2.5, cacheRead: 0.03 }, maxOutputTokens: 1000 },
       { id: 'google/gemini-embed', type: 'embedding', routes: [{ provider: 'gemini', model: 'gemini-embed-a' }], pricing: { input: 0.15 } },
+      { id: 'test/sora', type: 'video', videoFamily: 'B', routes: [{ provider: 'a', model: 'sora-a' }], pricing: { videoSecond: 0.1 } },
+      { id: 'google/veo-test', type: 'video', videoFamily: 'A', routes: [{ provider: 'veo', model: 'veo-test-001' }], pricing: { videoSecond: 0.4 } },
       { id: 'test/embed', type: 'embedding', routes: [{ provider: 'a', model: 'embed' }], pricing: { input: 0.02 } },
       { id: 'test/image', type: 'image', routes: [{ provider: 'a', model: 'image-a' }], pricing: { image: 0.04 } },
       { id: 'test/tts', type: 'speech', routes: [{ provider: 'a', model: 'tts-a' }], pricing: { inputChars: 15 } },

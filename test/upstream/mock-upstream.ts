@@ -2,12 +2,17 @@ import { anthropicError, message } from './anthropic-messages'
 import { batchEmbedContents, generateContent, googleError, streamGenerateContent } from './gemini'
 import { chatCompletion } from './openai-chat'
 import { embeddings, images, speech, transcription } from './openai-media'
+import { VideoJobs, openAiVideoContent, openAiVideoCreate, openAiVideoRetrieve, veoFetch, veoStart } from './videos'
 import type { Script } from './scripts'
 
 export type { ChatScript, ErrorScript, HangScript, Script } from './scripts'
 
 /** The Gemini API: the model and the method are in the path. */
 const GEMINI = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent|batchEmbedContents)$/
+
+/** Veo on Vertex AI's Google publisher endpoint. */
+const VEO = /^\/v1\/projects\/[^/]+\/locations\/[^/]+\/publishers\/google\/models\/([^/:]+):(predictLongRunning|fetchPredictOperation)$/
+const OPENAI_VIDEO = /^\/v1\/videos\/([^/]+)(\/content)?$/
 
 /** Vertex AI's Anthropic publisher endpoint: the model and the method are in the path. */
 const VERTEX_CLAUDE = /^\/v1\/projects\/[^/]+\/locations\/[^/]+\/publishers\/anthropic\/models\/([^/:]+):(rawPredict|streamRawPredict)$/
@@ -35,6 +40,7 @@ export class MockUpstream {
   private readonly queue: Script[] = []
   private fallback: Script = {}
   private server: ReturnType<typeof Bun.serve> | undefined
+  private readonly videos = new VideoJobs()
 
   /** `http://127.0.0.1:<port>/v1`, an OpenAI provider's baseUrl. */
   get baseUrl(): string {
@@ -82,6 +88,11 @@ export class MockUpstream {
     const vertex = VERTEX_CLAUDE.exec(url.pathname)
     const anthropic = url.pathname === '/v1/messages' || vertex !== null
     const gemini = GEMINI.exec(url.pathname)
+    // Polls belong to the job that is running; they take no script of their own.
+    const veo = VEO.exec(url.pathname)
+    if (veo?.[2] === 'fetchPredictOperation') return veoFetch(this.videos, String(body?.operationName ?? ''))
+    const videoPath = OPENAI_VIDEO.exec(url.pathname)
+    if (videoPath && request.method === 'GET') return videoPath[2] ? openAiVideoContent() : openAiVideoRetrieve(this.videos, videoPath[1]!)
     const script = this.queue.shift() ?? this.fallback
     if (script.kind === 'hang') return new Promise<Response>(() => {})
     if (script.delayMs) await Bun.sleep(script.delayMs)
@@ -92,6 +103,10 @@ export class MockUpstream {
           ? googleError(script.status)
           : { error: { message: `mock failure ${script.status}`, type: 'server_error', param: null, code: null } }
       return Response.json(script.body ?? fallbackBody, { status: script.status })
+    }
+    if (script.kind === 'video' || veo || url.pathname === '/v1/videos') {
+      const job = script.kind === 'video' ? script : { kind: 'video' as const }
+      return veo ? veoStart(this.videos, job, veo[1]!) : openAiVideoCreate(this.videos, body, job)
     }
     if (gemini?.[2] === 'batchEmbedContents') return batchEmbedContents(body)
     if (gemini) return gemini[2] === 'generateContent' ? generateContent(body, script, gemini[1]!) : streamGenerateContent(body, script, gemini[1]!)

@@ -31,7 +31,18 @@ export interface HangScript {
   kind: 'hang'
 }
 
-export type Script = ChatScript | ErrorScript | HangScript
+/** A video job: in progress for a number of polls, then done one way or another. */
+export interface VideoScript {
+  kind: 'video'
+  /** Polls answered "still running" before the job is done. */
+  pollsBeforeDone?: number
+  result?: 'ok' | 'failed' | 'blocked'
+  /** Family A: return the clip as a gs:// URI instead of bytes. */
+  asUri?: boolean
+  delayMs?: number
+}
+
+export type Script = ChatScript | ErrorScript | HangScript | VideoScript
 
 export const DEFAULT_TEXT = 'Hello! How can I assist you today?'
 

@@ -4,6 +4,7 @@ import { convertChatAnswer } from './convert-response'
 import { convertChatStream } from './convert-stream'
 import { convertChatUsage } from './convert-usage'
 import { mapOpenAiError } from './map-error'
+import { generateOpenAiVideo } from './videos'
 
 /**
  * OpenAI and every OpenAI-compatible server: `baseUrl` ends in `/v1` and paths are appended
@@ -13,6 +14,7 @@ export const openAiAdapter: ProviderAdapter = {
   sendChatCompletion: postChatCompletion,
   chatUsage: convertChatUsage,
   sendOpenAiRequest: postToOpenAi,
+  generateVideo: generateOpenAiVideo,
   sendPrompt: (target, prompt) => postChatCompletion(target, convertPromptToChat(prompt)),
   readAnswer: convertChatAnswer,
   readStream: convertChatStream,

@@ -5,6 +5,7 @@ import { convertMessagesUsage } from '../anthropic/convert-usage'
 import { mapAnthropicError } from '../anthropic/map-error'
 import type { MessagesPassthrough, ProviderAdapter, UpstreamTarget } from '../adapter'
 import { vertexAccessToken } from './access-token'
+import { generateVeoVideo } from './videos'
 
 /** The API version Vertex AI's Anthropic publisher expects in the body. */
 const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16'
@@ -21,6 +22,7 @@ export const vertexAdapter: ProviderAdapter = {
   sendPrompt: (target, prompt) => postRawPredict(target, convertPromptToMessages(prompt), { version: null, beta: null, query: '' }),
   readAnswer: convertMessageAnswer,
   readStream: convertMessagesStream,
+  generateVideo: generateVeoVideo,
   mapError: mapAnthropicError,
 }
 

@@ -1,0 +1,54 @@
+import { InvalidRequestError, UpstreamError } from '../../errors/kinds'
+import type { VideoOutcome, VideoRequest } from '../../spec/video'
+import { sleep } from '../../util/sleep'
+import type { UpstreamTarget } from '../adapter'
+import { mapOpenAiError } from './map-error'
+
+interface VideoResource {
+  id: string
+  status: 'queued' | 'in_progress' | 'completed' | 'failed'
+  seconds?: string
+  error?: { code?: string; message?: string } | null
+}
+
+/** Failure codes that mean the clip was withheld by moderation, not that generation broke. */
+const MODERATION_CODES = new Set(['moderation_blocked', 'content_policy_violation', 'safety_violation'])
+
+/**
+ * OpenAI's videos API (WIRE.md §4.5): POST /videos (multipart, `seconds` as text), poll
+ * GET /videos/{id} until it completes or fails, then GET /videos/{id}/content for the MP4.
+ */
+export async function generateOpenAiVideo(target: UpstreamTarget, request: VideoRequest): Promise<VideoOutcome> {
+  const base = target.provider.baseUrl.replace(/\/+$/, '')
+  const auth: Record<string, string> = target.provider.credential ? { authorization: `Bearer ${target.provider.credential}` } : {}
+  const form = new FormData()
+  form.append('model', target.model)
+  form.append('prompt', request.prompt)
+  form.append('seconds', String(request.durationSeconds))
+  form.append('size', request.size ?? '1280x720')
+  if (request.image?.kind === 'gcs') throw new InvalidRequestError('This video model takes the image inline (base64 or a data URL), not a gs:// URI.', { param: 'image' })
+  if (request.image) form.append('input_reference', new File([Buffer.from(request.image.data, 'base64')], 'reference', { type: request.image.mimeType }))
+
+  const created = await fetch(`${base}/videos`, { method: 'POST', headers: auth, body: form, signal: target.signal })
+  if (!created.ok) throw mapOpenAiError(created.status, await created.text())
+  let video = (await created.json()) as VideoResource
+  while (video.status === 'queued' || video.status === 'in_progress') {
+    await sleep(target.provider.pollIntervalMs, target.signal)
+    const polled = await fetch(`${base}/videos/${video.id}`, { headers: auth, signal: target.signal })
+    if (!polled.ok) throw mapOpenAiError(polled.status, await polled.text())
+    video = (await polled.json()) as VideoResource
+  }
+  if (video.status === 'failed') {
+    if (video.error?.code && MODERATION_CODES.has(video.error.code)) return { kind: 'blocked', reason: video.error.message ?? video.error.code }
+    throw new UpstreamError('The video generation failed upstream.', { cause: video.error })
+  }
+  const content = await fetch(`${base}/videos/${video.id}/content`, { headers: { ...auth, accept: 'application/binary' }, signal: target.signal })
+  if (!content.ok) throw mapOpenAiError(content.status, await content.text())
+  const seconds = Number(video.seconds)
+  return {
+    kind: 'video',
+    data: Buffer.from(await content.arrayBuffer()).toString('base64'),
+    mimeType: content.headers.get('content-type')?.split(';')[0] ?? 'video/mp4',
+    ...(Number.isFinite(seconds) && seconds > 0 ? { durationSeconds: seconds } : {}),
+  }
+}
