@@ -2,6 +2,7 @@
 import { runAdminCommand, adminUsage } from './admin/cli'
 import { createApp } from './app'
 import { bufferedLog } from './http/buffered-log'
+import { isLongRunning } from './http/long-requests'
 import { ConfigError, loadConfig, type Config } from './config'
 import { migrate } from './db/migrate'
 import { openConfiguredDatabase } from './db/open'
@@ -51,7 +52,10 @@ async function serve(config: Config, database: Awaited<ReturnType<typeof openCon
   const server = Bun.serve({
     hostname: config.host,
     port: config.port,
-    fetch: gateway.handle,
+    fetch(request, server) {
+      if (isLongRunning(request)) server.timeout(request, 0)
+      return gateway.handle(request)
+    },
     // Streams and long generations keep a connection quiet for a while; 255 s is Bun's maximum.
     idleTimeout: 255,
   })

@@ -36,6 +36,8 @@ export interface VideoScript {
   kind: 'video'
   /** Polls answered "still running" before the job is done. */
   pollsBeforeDone?: number
+  /** Or: the job is done once this long has passed since it started. */
+  readyAfterMs?: number
   result?: 'ok' | 'failed' | 'blocked'
   /** Family A: return the clip as a gs:// URI instead of bytes. */
   asUri?: boolean

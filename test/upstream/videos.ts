@@ -10,6 +10,7 @@ export const MP4_BYTES = new Uint8Array([0, 0, 0, 24, 102, 116, 121, 112, 109, 1
 interface Job {
   script: VideoScript
   pollsLeft: number
+  readyAt: number
   seconds: string
 }
 
@@ -19,7 +20,7 @@ export class VideoJobs {
 
   start(script: VideoScript, seconds: string): string {
     const id = `video_${this.next++}`
-    this.jobs.set(id, { script, pollsLeft: script.pollsBeforeDone ?? 1, seconds })
+    this.jobs.set(id, { script, pollsLeft: script.pollsBeforeDone ?? (script.readyAfterMs ? 0 : 1), readyAt: Date.now() + (script.readyAfterMs ?? 0), seconds })
     return id
   }
 
@@ -31,7 +32,7 @@ export class VideoJobs {
       job.pollsLeft--
       return undefined
     }
-    return job
+    return Date.now() >= job.readyAt ? job : undefined
   }
 
   has(id: string): boolean {
