@@ -45,7 +45,8 @@ describe('POST /v1/videos/generations', () => {
     expect(reply.status).toBe(200)
     const submit = upstream.received.find((request) => request.path === '/v1/videos')!
     expect(submit.body).toMatchObject({ model: 'sora-a', prompt: 'a cat', seconds: '8', size: '720x1280' })
-    expect(submit.body.input_reference).toMatch(/bytes$/)
+    // The 1x1 reference image arrives scaled and cropped to the output size.
+    expect(submit.body).toMatchObject({ input_reference: expect.stringMatching(/^reference\.png:\d+ bytes$/), input_reference_dimensions: '720x1280' })
     expect(upstream.received.filter((request) => request.path === '/v1/videos/video_1')).toHaveLength(3)
     expect(reply.json).toMatchObject({ model: 'test/sora', data: [{ b64_json: mp4, mime_type: 'video/mp4' }], duration_seconds: 8, usage: { cost: 0.8 } })
     expect((await charges())[0]).toMatchObject({ amount: 0.8, usage: { video_seconds: 8, source: 'provider' } })
@@ -103,6 +104,7 @@ describe('POST /v1/videos/generations', () => {
       [{ model: 'test/sora', prompt: 'x', size: '1920x1080' }, 'size'],
       [{ model: 'google/veo-test', prompt: 'x', size: '1280x720' }, 'size'],
       [{ model: 'google/veo-test', prompt: 'x', image: 'not base64!' }, 'image'],
+      [{ model: 'test/sora', prompt: 'x', image: Buffer.from('not an image at all').toString('base64') }, 'image'],
     ]
     for (const [body, param] of checks) {
       const reply = await generate(body)

@@ -135,11 +135,21 @@ function parseBody(text: string): any {
   }
 }
 
-/** A multipart form's fields; a file appears as `<name>:<size> bytes` so tests can see it arrived. */
+/**
+ * A multipart form's fields; a file appears as `<name>:<size> bytes` (and `<field>_dimensions`
+ * as `WxH` for a PNG) so tests can see what arrived.
+ */
 async function formFields(request: Request): Promise<Record<string, string>> {
   const fields: Record<string, string> = {}
   for (const [name, value] of await request.formData()) {
-    fields[name] = typeof value === 'string' ? value : `${value.name}:${value.size} bytes`
+    if (typeof value === 'string') {
+      fields[name] = value
+      continue
+    }
+    fields[name] = `${value.name}:${value.size} bytes`
+    const header = new DataView(await value.slice(0, 24).arrayBuffer())
+    // A PNG's IHDR holds the width and height at bytes 16 and 20.
+    if (value.type === 'image/png' && header.byteLength === 24) fields[`${name}_dimensions`] = `${header.getUint32(16)}x${header.getUint32(20)}`
   }
   return fields
 }

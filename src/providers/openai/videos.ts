@@ -1,4 +1,5 @@
 import { InvalidRequestError, UpstreamError } from '../../errors/kinds'
+import { coverImage } from '../../media/resize-image'
 import type { VideoOutcome, VideoRequest } from '../../spec/video'
 import { sleep } from '../../util/sleep'
 import type { UpstreamTarget } from '../adapter'
@@ -15,7 +16,8 @@ interface VideoResource {
 const MODERATION_CODES = new Set(['moderation_blocked', 'content_policy_violation', 'safety_violation'])
 
 /**
- * OpenAI's videos API (WIRE.md §4.5): POST /videos (multipart, `seconds` as text), poll
+ * OpenAI's videos API (WIRE.md §4.5): POST /videos (multipart, `seconds` as text, a reference
+ * image scaled and cropped to the output size), poll
  * GET /videos/{id} until it completes or fails, then GET /videos/{id}/content for the MP4.
  */
 export async function generateOpenAiVideo(target: UpstreamTarget, request: VideoRequest): Promise<VideoOutcome> {
@@ -27,7 +29,13 @@ export async function generateOpenAiVideo(target: UpstreamTarget, request: Video
   form.append('seconds', String(request.durationSeconds))
   form.append('size', request.size ?? '1280x720')
   if (request.image?.kind === 'gcs') throw new InvalidRequestError('This video model takes the image inline (base64 or a data URL), not a gs:// URI.', { param: 'image' })
-  if (request.image) form.append('input_reference', new File([Buffer.from(request.image.data, 'base64')], 'reference', { type: request.image.mimeType }))
+  if (request.image) {
+    // The reference image must match the output size exactly.
+    const size = request.size ?? '1280x720'
+    const [width, height] = size.split('x').map(Number) as [number, number]
+    const fitted = await coverImage(Buffer.from(request.image.data, 'base64'), width, height, 'image')
+    form.append('input_reference', new File([fitted], 'reference.png', { type: 'image/png' }))
+  }
 
   const created = await fetch(`${base}/videos`, { method: 'POST', headers: auth, body: form, signal: target.signal })
   if (!created.ok) throw mapOpenAiError(created.status, await created.text())
