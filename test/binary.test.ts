@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { mockCatalogEnv } from './support/mock-catalog'
 import { startProcess, type GatewayProcess } from './support/process'
+import { MockUpstream } from './upstream/mock-upstream'
 
 /**
  * The compiled single binary, run where nothing of the project is on disk: PGlite's wasm and
@@ -14,19 +16,22 @@ const adminToken = 'binary-test-admin-token'
 describe('compiled binary', () => {
   let workdir: string
   let gateway: GatewayProcess | undefined
+  const upstream = new MockUpstream()
 
   beforeAll(async () => {
     const build = Bun.spawnSync(['bun', 'run', 'build'], { stdout: 'pipe', stderr: 'pipe' })
     if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`)
     workdir = mkdtempSync(join(tmpdir(), 'tollgate-binary-'))
+    upstream.start()
   }, 120_000)
   afterAll(() => {
+    upstream.stop()
     gateway?.child.kill('SIGKILL')
     rmSync(workdir, { recursive: true, force: true })
   })
 
   test('serves from an empty directory: admin API creates an account and key, the key reads its wallet', async () => {
-    gateway = await startProcess([binary], { TOLLGATE_ADMIN_TOKEN: adminToken }, workdir)
+    gateway = await startProcess([binary], { TOLLGATE_ADMIN_TOKEN: adminToken, ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl) }, workdir)
     const base = gateway.url
     const admin = (path: string, body: unknown) =>
       fetch(`${base}admin/v1${path}`, { method: 'POST', headers: { authorization: `Bearer ${adminToken}` }, body: JSON.stringify(body) }).then(
@@ -42,11 +47,24 @@ describe('compiled binary', () => {
     expect(await wallet.json()).toMatchObject({ object: 'wallet', balance: 7.25, available: 7.25, payer: 'wallet' })
     expect(existsSync(join(workdir, 'data', 'PG_VERSION'))).toBe(true)
 
+    // The image library works inside the binary: a reference image is resized for a video.
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='
+    upstream.script({ kind: 'video' })
+    const video = await fetch(`${base}v1/videos/generations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'test/sora', prompt: 'a cat', seconds: 4, image: png }),
+    })
+    expect(video.status).toBe(200)
+    expect(upstream.received.find((request) => request.path === '/v1/videos')!.body.input_reference_dimensions).toBe('1280x720')
+
     expect(await gateway.stop()).toBe(0)
 
     // What was committed survives the restart; the CLI reads it from the same embedded database.
     const ledger = Bun.spawnSync([binary, 'admin', 'ledger', '--account-id', account.id], { cwd: workdir, env: { PATH: process.env.PATH ?? '' } })
     expect(ledger.exitCode).toBe(0)
-    expect(JSON.parse(ledger.stdout.toString()).data).toMatchObject([{ kind: 'topup', amount: 7.25 }])
+    const entries = JSON.parse(ledger.stdout.toString()).data as { kind: string; amount: number }[]
+    expect(entries.map((entry) => entry.kind)).toEqual(['charge', 'hold', 'topup'])
+    expect(entries[2]).toMatchObject({ kind: 'topup', amount: 7.25 })
   }, 120_000)
 })

@@ -114,6 +114,31 @@ describe('POST /v1/videos/generations', () => {
     expect(upstream.received).toHaveLength(0)
   })
 
+  test('a client that goes away stops the polling, and nothing is billed', async () => {
+    const before = await balance()
+    upstream.script({ kind: 'video', readyAfterMs: 60_000 })
+    const client = new AbortController()
+    const pending = harness.gateway
+      .handle(
+        new Request('http://localhost/v1/videos/generations', {
+          method: 'POST',
+          headers: { ...bearer(key), 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'test/sora', prompt: 'never mind' }),
+          signal: client.signal,
+        }),
+      )
+      .catch(() => undefined)
+    await Bun.sleep(200)
+    expect((await balance()).held).toBeGreaterThan(0)
+    client.abort()
+    await pending
+    for (let i = 0; i < 50 && (await balance()).held !== 0; i++) await Bun.sleep(20)
+    const polls = upstream.received.length
+    await Bun.sleep(100)
+    expect(upstream.received.length).toBe(polls)
+    expect(await balance()).toEqual(before)
+  })
+
   test('bodies over 10 MiB are refused with 413 from their declared length', async () => {
     const response = await harness.gateway.handle(
       new Request('http://localhost/v1/videos/generations', {
