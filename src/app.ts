@@ -12,12 +12,12 @@ import { audioRoutes } from './routes/openai/audio'
 import { chatCompletionRoutes } from './routes/openai/chat-completions'
 import { embeddingsRoutes } from './routes/openai/embeddings'
 import { imagesRoutes } from './routes/openai/images'
+import { responsesRoutes } from './routes/openai/responses'
 import { videoRoutes } from './routes/openai/videos'
 import { healthRoutes } from './routes/openai/health'
 import { modelRoutes } from './routes/openai/models'
 import { pricingRoutes } from './routes/openai/pricing'
 import { walletRoutes } from './routes/openai/wallet'
-import { pendingRoutes } from './routes/pending'
 import type { Services } from './services'
 import { newId } from './util/ids'
 
@@ -69,7 +69,7 @@ export function createApp(services: Services, options: { log?: LogSink; version?
     .use(imagesRoutes(context, services))
     .use(audioRoutes(context, services))
     .use(videoRoutes(context, services))
-    .use(pendingRoutes(context, services))
+    .use(responsesRoutes(context, services))
     .use(adminRoutes(context, services))
   methods = new RouteMethods(app.routes)
 

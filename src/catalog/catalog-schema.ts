@@ -19,6 +19,8 @@ export const ProviderSchema = Type.Object(
     /** Vertex: a Google service-account key (JSON) the gateway signs its own access tokens with. */
     serviceAccountKeyFile: Type.Optional(Type.String({ minLength: 1 })),
     pollIntervalMs: Type.Optional(Type.Integer({ minimum: 10 })),
+    /** An `openai` provider that also serves OpenAI's Responses API (`/responses`), reached natively. */
+    responsesApi: Type.Optional(Type.Boolean()),
     /** How long to wait for an upstream's response headers before trying the next route. */
     timeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
   },

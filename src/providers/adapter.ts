@@ -35,6 +35,10 @@ export interface ProviderAdapter {
   sendChatCompletion?(target: UpstreamTarget, body: Record<string, unknown>): Promise<Response>
   /** The canonical usage of an OpenAI-format chat `usage` object, or undefined when absent. */
   chatUsage?(usage: unknown): Usage | undefined
+  /** Sends a Responses API body, passed through (providers with `responsesApi`). */
+  sendResponses?(target: UpstreamTarget, body: Record<string, unknown>): Promise<Response>
+  /** The canonical usage of a Responses API `usage` object. */
+  responsesUsage?(usage: unknown): Usage | undefined
   /** Sends an Anthropic messages body, passed through: present where that format is native. */
   sendMessages?(target: UpstreamTarget, body: Record<string, unknown>, passthrough: MessagesPassthrough): Promise<Response>
   /** The canonical usage of a messages `usage` object, or undefined when absent. */

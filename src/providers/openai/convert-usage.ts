@@ -20,3 +20,12 @@ export function convertChatUsage(raw: unknown): Usage | undefined {
     webSearchRequests: 0,
   }
 }
+
+/** The Responses API's usage (input_tokens with input_tokens_details.cached_tokens, output_tokens). */
+export function convertResponsesUsage(raw: unknown): Usage | undefined {
+  if (!raw || typeof raw !== 'object') return undefined
+  const usage = raw as { input_tokens?: number; output_tokens?: number; input_tokens_details?: { cached_tokens?: number } | null }
+  if (typeof usage.input_tokens !== 'number') return undefined
+  const cached = Math.min(usage.input_tokens_details?.cached_tokens ?? 0, usage.input_tokens)
+  return { inputTokens: usage.input_tokens - cached, outputTokens: usage.output_tokens ?? 0, cacheReadTokens: cached, cacheWriteTokens: 0, webSearchRequests: 0 }
+}

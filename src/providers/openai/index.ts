@@ -2,7 +2,7 @@ import type { ProviderAdapter, UpstreamTarget } from '../adapter'
 import { convertPromptToChat } from './convert-request'
 import { convertChatAnswer } from './convert-response'
 import { convertChatStream } from './convert-stream'
-import { convertChatUsage } from './convert-usage'
+import { convertChatUsage, convertResponsesUsage } from './convert-usage'
 import { mapOpenAiError } from './map-error'
 import { generateOpenAiVideo } from './videos'
 
@@ -14,6 +14,9 @@ export const openAiAdapter: ProviderAdapter = {
   sendChatCompletion: postChatCompletion,
   chatUsage: convertChatUsage,
   sendOpenAiRequest: postToOpenAi,
+  // Only providers that declare the Responses API get native calls (route-plan checks the flag).
+  sendResponses: (target, body) => postToOpenAi(target, '/responses', JSON.stringify({ ...body, model: target.model })),
+  responsesUsage: convertResponsesUsage,
   generateVideo: generateOpenAiVideo,
   sendPrompt: (target, prompt) => postChatCompletion(target, convertPromptToChat(prompt)),
   readAnswer: convertChatAnswer,

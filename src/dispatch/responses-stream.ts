@@ -1,0 +1,81 @@
+import { estimateTextTokens } from '../billing/estimator'
+import type { ModelEntry } from '../catalog/catalog-schema'
+import { readSse, writeSse, type SseEvent } from '../http/sse'
+import type { ProviderAdapter } from '../providers/adapter'
+import type { Usage } from '../spec/usage'
+import type { BilledCall } from './billed-call'
+
+export interface ResponsesStreamParams {
+  upstream: Response
+  abortUpstream: () => void
+  call: BilledCall
+  model: ModelEntry
+  route: string
+  adapter: ProviderAdapter
+  inputTokens: number
+}
+
+type Json = Record<string, unknown>
+
+const encoder = new TextEncoder()
+const TERMINAL = new Set(['response.completed', 'response.incomplete'])
+
+/**
+ * Relays a native Responses event stream event by event. The final response.completed (or
+ * incomplete) is settled from its usage and goes out with `usage.cost`; response.failed or an
+ * error event releases the hold; a stream that just stops ends with an `error` event.
+ */
+export function relayResponsesStream(params: ResponsesStreamParams): Response {
+  const events = readSse(params.upstream.body ?? new ReadableStream())[Symbol.asyncIterator]()
+  let outputTokens = 0
+  let sequence = 0
+  const estimate = (): Usage => ({ inputTokens: params.inputTokens, outputTokens, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: 0 })
+  const send = (controller: ReadableStreamDefaultController<Uint8Array>, event: SseEvent) => controller.enqueue(encoder.encode(writeSse(event)))
+  const withModel = (data: Json): Json => (data.response && typeof data.response === 'object' ? { ...data, response: { ...(data.response as Json), model: params.model.id } } : data)
+
+  return new Response(
+    new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        let next: IteratorResult<SseEvent>
+        try {
+          next = await events.next()
+        } catch {
+          next = { done: true, value: undefined }
+        }
+        if (next.done) {
+          await params.call.release()
+          send(controller, { event: 'error', data: JSON.stringify({ type: 'error', code: 'upstream_error', message: 'The upstream stream failed before it completed.', param: null, sequence_number: sequence }) })
+          return controller.close()
+        }
+        let data: Json
+        try {
+          data = JSON.parse(next.value.data) as Json
+        } catch {
+          return send(controller, next.value)
+        }
+        const type = String(data.type ?? next.value.event)
+        if (typeof data.sequence_number === 'number') sequence = data.sequence_number + 1
+        if (type === 'response.output_text.delta' && typeof data.delta === 'string') outputTokens += estimateTextTokens(data.delta)
+        if (TERMINAL.has(type)) {
+          const response = (data.response ?? {}) as Json
+          const usage = params.adapter.responsesUsage?.(response.usage)
+          const settled = await params.call.settle(params.model, params.route, usage ?? estimate(), usage ? 'provider' : 'estimate')
+          const shown = { ...withModel(data), response: { ...response, model: params.model.id, usage: { ...((response.usage ?? {}) as Json), cost: settled.cost } } }
+          send(controller, { event: type, data: JSON.stringify(shown) })
+          return controller.close()
+        }
+        if (type === 'response.failed' || type === 'error') {
+          await params.call.release()
+          send(controller, { event: type, data: JSON.stringify(withModel(data)) })
+          return controller.close()
+        }
+        send(controller, data.response ? { event: type, data: JSON.stringify(withModel(data)) } : next.value)
+      },
+      async cancel() {
+        params.abortUpstream()
+        await params.call.settle(params.model, params.route, estimate(), 'estimate')
+      },
+    }),
+    { headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' } },
+  )
+}

@@ -1,0 +1,76 @@
+import type { Caller } from '../auth/authenticate'
+import { estimateTextTokens, estimateValueTokens } from '../billing/estimator'
+import { worstCaseForTokens } from '../billing/pricing'
+import { requireModelType, resolveModel } from '../catalog/resolve-model'
+import { InvalidRequestError, ModelNotSupportedError } from '../errors/kinds'
+import type { UpstreamTarget } from '../providers/adapter'
+import { decodeResponsesRequest } from '../routes/openai/decode-responses'
+import { encodeResponse } from '../routes/openai/encode-responses'
+import { ResponsesStreamEncoder } from '../routes/openai/encode-responses-stream'
+import type { Services } from '../services'
+import { BilledCall } from './billed-call'
+import { relayResponsesStream } from './responses-stream'
+import { planRoutes, translatedRoute, type Route, type TranslatedRoute } from './route-plan'
+import { relayTranslatedStream } from './translated-stream'
+
+/** Output allowance for a model whose config names no maximum. */
+const DEFAULT_MAX_OUTPUT_TOKENS = 32_768
+
+export type ResponsesBody = Record<string, unknown> & { model: string }
+
+type ResponsesRoute = (Route & { mode: 'native'; send: (target: UpstreamTarget, body: Record<string, unknown>) => Promise<Response> }) | TranslatedRoute
+
+/** Native where the provider serves the Responses API; otherwise by translation. */
+function responsesRoute(route: Route): ResponsesRoute | undefined {
+  const send = route.adapter.sendResponses
+  return send && route.provider.responsesApi ? { ...route, mode: 'native', send } : translatedRoute(route)
+}
+
+/**
+ * POST /v1/responses, billed like chat: the worst case (input estimate plus max_output_tokens
+ * or the model's maximum) is held, the routes tried in order, the usage settled. Server-side
+ * state (previous_response_id, store) exists only where the Responses API is served natively.
+ */
+export async function createResponse(services: Services, caller: Caller, request: ResponsesBody, requestId: string, clientSignal: AbortSignal): Promise<Response> {
+  const resolved = await resolveModel(services, caller, request.model)
+  if (resolved.kind !== 'model') throw new ModelNotSupportedError(`'${request.model}' is served by /v1/chat/completions only.`, { param: 'model' })
+  requireModelType(resolved, 'chat', '/v1/responses')
+  const { model } = resolved
+  const stateful = request.previous_response_id !== undefined && request.previous_response_id !== null ? 'previous_response_id' : request.store === true ? 'store' : undefined
+  const options = planRoutes(services, resolved, responsesRoute).filter((option) => !stateful || option.mode === 'native')
+  if (options.length === 0) {
+    throw new InvalidRequestError(`${stateful} is not supported for this model: it is served without OpenAI's Responses API. Send the whole conversation and store: false.`, { param: stateful })
+  }
+  const prompt = options.some((option) => option.mode === 'translated') ? decodeResponsesRequest(request) : undefined
+  const inputTokens = estimateValueTokens(request.input) + (typeof request.instructions === 'string' ? estimateTextTokens(request.instructions) : 0) + estimateValueTokens(request.tools)
+  const maxOutput = typeof request.max_output_tokens === 'number' ? request.max_output_tokens : (model.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS)
+  const call = await BilledCall.open(services, caller, worstCaseForTokens(model.pricing, inputTokens, maxOutput), requestId, model.id, options[0]!.provider.name)
+
+  const answer = await call.reach(options, (option, target) => (option.mode === 'native' ? option.send(target, request) : option.send(target, prompt!)), clientSignal)
+  const { option } = answer
+  const route = option.provider.name
+  if (request.stream === true) {
+    if (option.mode === 'native') {
+      return relayResponsesStream({ upstream: answer.response, abortUpstream: answer.abort, call, model, route, adapter: option.adapter, inputTokens })
+    }
+    return relayTranslatedStream({
+      parts: option.readStream(answer.response.body ?? new ReadableStream()),
+      encoder: new ResponsesStreamEncoder(model.id),
+      abortUpstream: answer.abort,
+      call,
+      model,
+      route,
+      inputTokens,
+    })
+  }
+  const body = await call.readJson(answer.response)
+  if (option.mode === 'translated') {
+    const translated = option.readAnswer(body)
+    const settled = await call.settle(model, route, translated.usage, 'provider')
+    return Response.json(encodeResponse(translated, model.id, settled.cost))
+  }
+  const usage = option.adapter.responsesUsage?.(body.usage)
+  const settled = await call.settle(model, route, usage ?? { inputTokens, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: 0 }, usage ? 'provider' : 'estimate')
+  const reported = typeof body.usage === 'object' && body.usage !== null ? body.usage : {}
+  return Response.json({ ...body, model: model.id, usage: { ...reported, cost: settled.cost } })
+}
