@@ -10,7 +10,7 @@ import { join } from 'node:path'
 export function mockCatalog(a: string, b: string) {
   return {
     providers: {
-      a: { api: 'openai', baseUrl: a, apiKey: 'sk-upstream-a', pollIntervalMs: 10 },
+      a: { api: 'openai', baseUrl: a, apiKey: 'sk-upstream-a', pollIntervalMs: 10, responsesApi: true },
       veo: { api: 'vertex', baseUrl: a.replace(/\/v1$/, ''), project: 'proj', location: 'us-central1', apiKey: 'vertex-token', pollIntervalMs: 10 },
       b: { api: 'openai', baseUrl: b, apiKey: 'sk-upstream-b' },
       dead: { api: 'openai', baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-dead' },
@@ -90,6 +90,8 @@ export function mockCatalog(a: string, b: string) {
       { id: 'google/gemini-embed', type: 'embedding', routes: [{ provider: 'gemini', model: 'gemini-embed-a' }], pricing: { input: 0.15 } },
       { id: 'test/sora', type: 'video', videoFamily: 'B', routes: [{ provider: 'a', model: 'sora-a' }], pricing: { videoSecond: 0.1 } },
       { id: 'google/veo-test', type: 'video', videoFamily: 'A', routes: [{ provider: 'veo', model: 'veo-test-001' }], pricing: { videoSecond: 0.4 } },
+      // Served by an OpenAI-compatible server with chat completions only.
+      { id: 'test/chat-only', type: 'chat', routes: [{ provider: 'b', model: 'chat-only-b' }], pricing: { input: 1, output: 4 }, maxOutputTokens: 1000 },
       { id: 'test/embed', type: 'embedding', routes: [{ provider: 'a', model: 'embed' }], pricing: { input: 0.02 } },
       { id: 'test/image', type: 'image', routes: [{ provider: 'a', model: 'image-a' }], pricing: { image: 0.04 } },
       { id: 'test/tts', type: 'speech', routes: [{ provider: 'a', model: 'tts-a' }], pricing: { inputChars: 15 } },

@@ -2,6 +2,7 @@ import { anthropicError, message } from './anthropic-messages'
 import { batchEmbedContents, generateContent, googleError, streamGenerateContent } from './gemini'
 import { chatCompletion } from './openai-chat'
 import { embeddings, images, speech, transcription } from './openai-media'
+import { responses } from './openai-responses'
 import { VideoJobs, openAiVideoContent, openAiVideoCreate, openAiVideoRetrieve, veoFetch, veoStart } from './videos'
 import type { Script } from './scripts'
 
@@ -113,6 +114,8 @@ export class MockUpstream {
     switch (url.pathname) {
       case '/v1/embeddings':
         return embeddings(body, script)
+      case '/v1/responses':
+        return responses(body, script)
       case '/v1/images/generations':
         return images(body)
       case '/v1/audio/speech':
