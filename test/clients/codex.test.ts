@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { testDatabases, type FreshDatabase } from '../support/databases'
+import { startGateway, testConfig, type TestGateway } from '../support/gateway'
+import { mockCatalogEnv } from '../support/mock-catalog'
+import { MockUpstream } from '../upstream/mock-upstream'
+
+/**
+ * The real Codex CLI (npm @openai/codex), `codex exec` with a config.toml whose provider has
+ * base_url at the gateway's /v1, env_key naming a Tollgate key and wire_api = "responses": with
+ * an OpenAI model (native Responses route) and an Anthropic one (translated to messages).
+ */
+const codex = resolve('node_modules/.bin/codex')
+
+describe('Codex CLI through the gateway', () => {
+  const upstream = new MockUpstream()
+  let database: FreshDatabase
+  let harness: TestGateway
+  let server: ReturnType<typeof Bun.serve>
+  const homes: string[] = []
+  const seen: string[] = []
+
+  beforeAll(async () => {
+    upstream.start().always({ text: 'The magic word is tollgate.', usage: { prompt_tokens: 500, completion_tokens: 7 } })
+    database = await testDatabases[0]!.open()
+    harness = startGateway(database, { config: testConfig(mockCatalogEnv(upstream.baseUrl, upstream.baseUrl)) })
+    server = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch: async (request) => {
+        const response = await harness.gateway.handle(request)
+        seen.push(`${request.method} ${new URL(request.url).pathname} ${response.status}`)
+        return response
+      },
+    })
+  })
+  afterAll(async () => {
+    server.stop(true)
+    upstream.stop()
+    harness.services.close()
+    await database.close()
+    for (const home of homes) rmSync(home, { recursive: true, force: true })
+  })
+
+  const cases = [
+    { model: 'test/cheap', upstreamPath: '/v1/responses', price: { input: 1, output: 2 } },
+    { model: 'anthropic/claude-test', upstreamPath: '/v1/messages', price: { input: 3, output: 15 } },
+  ]
+  for (const { model, upstreamPath, price } of cases) {
+    test(`codex exec with ${model} prints the answer and the call is billed`, async () => {
+      const { key, id: keyId } = await harness.key()
+      const home = mkdtempSync(join(tmpdir(), 'tollgate-codex-'))
+      homes.push(home)
+      writeFileSync(
+        join(home, 'config.toml'),
+        [
+          `model = "${model}"`,
+          'model_provider = "tollgate"',
+          '',
+          '[model_providers.tollgate]',
+          'name = "Tollgate"',
+          `base_url = "http://127.0.0.1:${server.port}/v1"`,
+          'env_key = "TOLLGATE_KEY"',
+          'wire_api = "responses"',
+          '',
+        ].join('\n'),
+      )
+      upstream.reset()
+      upstream.always({ text: 'The magic word is tollgate.', usage: { prompt_tokens: 500, completion_tokens: 7 } })
+      seen.length = 0
+      const child = Bun.spawn([codex, 'exec', '--skip-git-repo-check', 'What is the magic word?'], {
+        cwd: home,
+        env: { PATH: process.env.PATH ?? '', HOME: home, CODEX_HOME: home, TOLLGATE_KEY: key },
+        stdin: 'ignore',
+        stdout: 'pipe',
+        stderr: 'pipe',
+      })
+      const timer = setTimeout(() => child.kill(), 90_000)
+      const [stdout, code] = await Promise.all([new Response(child.stdout).text(), child.exited, new Response(child.stderr).text()])
+      clearTimeout(timer)
+      expect({ code, stdout: stdout.trim() }).toEqual({ code: 0, stdout: 'The magic word is tollgate.' })
+      expect(seen).toContain('POST /v1/responses 200')
+      expect(upstream.received.map((request) => request.path)).toContain(upstreamPath)
+      const charges = (await harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data.filter((entry: { kind: string }) => entry.kind === 'charge')
+      expect(charges.length).toBeGreaterThan(0)
+      expect(charges[0].amount).toBe(Math.ceil(500 * price.input + 7 * price.output) / 1e6)
+    }, 120_000)
+  }
+})
