@@ -129,6 +129,21 @@ describe('Responses API through the official openai client', () => {
     expect(types.at(-1)).toBe('response.completed')
   })
 
+  test('reasoning from a translated upstream arrives as a reasoning item with reasoning_text events', async () => {
+    a.script({ thinking: { text: 'Consider the question.', signature: 'sig' }, text: 'Answer.' })
+    const types: string[] = []
+    let reasoning = ''
+    let final: any
+    for await (const event of await client.responses.create({ model: 'anthropic/claude-test', input: 'Think first.', stream: true })) {
+      types.push(event.type)
+      if (event.type === ('response.reasoning_text.delta' as string)) reasoning += (event as unknown as { delta: string }).delta
+      if (event.type === 'response.completed') final = event.response
+    }
+    expect(reasoning).toBe('Consider the question.')
+    expect(final.output.map((item: { type: string }) => item.type)).toEqual(['reasoning', 'message'])
+    expect(final.output[1].content[0].text).toBe('Answer.')
+  })
+
   test('previous_response_id and store need a native route: a clear 400 elsewhere', async () => {
     for (const body of [{ previous_response_id: 'resp_1' }, { store: true }]) {
       const refused = await client.responses.create({ model: 'anthropic/claude-test', input: 'x', ...body }).catch((error: unknown) => error)
