@@ -10,6 +10,18 @@ import type { Services } from '../services'
 import type { Usage, UsageSource } from '../spec/usage'
 import { firstAnswer, type UpstreamAnswer } from './failover'
 
+/** What every stream relay needs: the upstream's answer, the call to settle, and what priced it. */
+export interface RelayParams {
+  upstream: Response
+  abortUpstream: () => void
+  call: BilledCall
+  model: ModelEntry
+  route: string
+  adapter: ProviderAdapter
+  /** The gateway's estimate, billed when an abandoned stream has no provider usage. */
+  inputTokens: number
+}
+
 /** What settlement reports back to the client: the credits actually taken. */
 export interface Settled {
   cost: number

@@ -1,20 +1,11 @@
 import { errorBody } from '../errors/render'
 import { UpstreamError } from '../errors/kinds'
 import { estimateTextTokens } from '../billing/estimator'
-import type { ModelEntry } from '../catalog/catalog-schema'
 import { readSse, writeSse } from '../http/sse'
-import type { ProviderAdapter } from '../providers/adapter'
 import type { Usage } from '../spec/usage'
-import type { BilledCall } from './billed-call'
+import type { RelayParams } from './billed-call'
 
-export interface ChatStreamParams {
-  upstream: Response
-  abortUpstream: () => void
-  call: BilledCall
-  model: ModelEntry
-  route: string
-  adapter: ProviderAdapter
-  inputTokens: number
+export interface ChatStreamParams extends RelayParams {
   /** The client set stream_options.include_usage: it gets the usage chunk, with the cost. */
   clientWantsUsage: boolean
 }

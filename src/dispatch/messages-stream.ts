@@ -1,20 +1,11 @@
 import { estimateTextTokens } from '../billing/estimator'
-import type { ModelEntry } from '../catalog/catalog-schema'
 import { UpstreamError } from '../errors/kinds'
 import { errorBody } from '../errors/render'
 import { readSse, writeSse, type SseEvent } from '../http/sse'
-import type { ProviderAdapter } from '../providers/adapter'
 import type { Usage } from '../spec/usage'
-import type { BilledCall } from './billed-call'
+import type { RelayParams } from './billed-call'
 
-export interface MessagesStreamParams {
-  upstream: Response
-  abortUpstream: () => void
-  call: BilledCall
-  model: ModelEntry
-  route: string
-  adapter: ProviderAdapter
-  inputTokens: number
+export interface MessagesStreamParams extends RelayParams {
   /** The model id the client asked for, shown in message_start whichever route served. */
   shownModel: string
 }

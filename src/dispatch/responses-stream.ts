@@ -1,19 +1,8 @@
 import { estimateTextTokens } from '../billing/estimator'
-import type { ModelEntry } from '../catalog/catalog-schema'
 import { readSse, writeSse, type SseEvent } from '../http/sse'
-import type { ProviderAdapter } from '../providers/adapter'
 import type { Usage } from '../spec/usage'
-import type { BilledCall } from './billed-call'
+import type { RelayParams } from './billed-call'
 
-export interface ResponsesStreamParams {
-  upstream: Response
-  abortUpstream: () => void
-  call: BilledCall
-  model: ModelEntry
-  route: string
-  adapter: ProviderAdapter
-  inputTokens: number
-}
 
 type Json = Record<string, unknown>
 
@@ -25,7 +14,7 @@ const TERMINAL = new Set(['response.completed', 'response.incomplete'])
  * incomplete) is settled from its usage and goes out with `usage.cost`; response.failed or an
  * error event releases the hold; a stream that just stops ends with an `error` event.
  */
-export function relayResponsesStream(params: ResponsesStreamParams): Response {
+export function relayResponsesStream(params: RelayParams): Response {
   const events = readSse(params.upstream.body ?? new ReadableStream())[Symbol.asyncIterator]()
   let outputTokens = 0
   let sequence = 0

@@ -1,5 +1,6 @@
 import type { Answer, FinishReason } from '../../spec/answer'
 import type { ToolCallPart } from '../../spec/prompt'
+import { parseToolArguments } from '../../spec/tool-arguments'
 import { NO_USAGE } from '../../spec/usage'
 import { convertChatUsage } from './convert-usage'
 
@@ -20,15 +21,6 @@ export function finishReasonOf(reason: unknown): FinishReason {
   }
 }
 
-/** Tool arguments arrive as JSON text; text that is not JSON is kept whole rather than lost. */
-export function parseArguments(text: string): unknown {
-  try {
-    return text ? JSON.parse(text) : {}
-  } catch {
-    return { arguments: text }
-  }
-}
-
 /** A chat completion (the first choice) as a canonical answer. */
 export function convertChatAnswer(body: unknown): Answer {
   const completion = (body ?? {}) as { id?: string; choices?: { message?: Record<string, unknown>; finish_reason?: unknown }[]; usage?: unknown }
@@ -40,7 +32,7 @@ export function convertChatAnswer(body: unknown): Answer {
     content: [
       ...(typeof message.reasoning_content === 'string' && message.reasoning_content ? [{ type: 'reasoning' as const, text: message.reasoning_content }] : []),
       ...(typeof message.content === 'string' && message.content ? [{ type: 'text' as const, text: message.content }] : []),
-      ...calls.map((call): ToolCallPart => ({ type: 'tool-call', id: call.id ?? '', name: call.function?.name ?? '', input: parseArguments(call.function?.arguments ?? '') })),
+      ...calls.map((call): ToolCallPart => ({ type: 'tool-call', id: call.id ?? '', name: call.function?.name ?? '', input: parseToolArguments(call.function?.arguments ?? '') })),
     ],
     finishReason: finishReasonOf(choice?.finish_reason),
     usage: convertChatUsage(completion.usage) ?? NO_USAGE,

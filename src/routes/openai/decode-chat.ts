@@ -1,4 +1,5 @@
 import type { ImagePart, Message, Prompt, TextPart, ToolCallPart, ToolChoice, ToolDefinition } from '../../spec/prompt'
+import { mergeTurns, parseToolArguments } from '../../spec/tool-arguments'
 
 /**
  * A chat completions request (https://platform.openai.com/docs/api-reference/chat/create) as
@@ -13,7 +14,7 @@ export function decodeChatRequest(body: Json): Prompt {
   const maxTokens = typeof body.max_completion_tokens === 'number' ? body.max_completion_tokens : typeof body.max_tokens === 'number' ? body.max_tokens : undefined
   return {
     system: system.filter(Boolean).join('\n\n') || undefined,
-    messages: mergeToolTurns(messages.flatMap(decodeMessage)),
+    messages: mergeTurns(messages.flatMap(decodeMessage)),
     tools: tools(body.tools),
     toolChoice: toolChoice(body.tool_choice),
     maxOutputTokens: maxTokens,
@@ -46,7 +47,7 @@ function decodeMessage(message: Json): Message[] {
     const text = textOf(message.content)
     const calls = (Array.isArray(message.tool_calls) ? (message.tool_calls as Json[]) : []).map((call): ToolCallPart => {
       const fn = (call.function ?? {}) as { name?: string; arguments?: string }
-      return { type: 'tool-call', id: String(call.id), name: fn.name ?? '', input: parseJson(fn.arguments ?? '') }
+      return { type: 'tool-call', id: String(call.id), name: fn.name ?? '', input: parseToolArguments(fn.arguments ?? '') }
     })
     const content = [...(text ? [{ type: 'text' as const, text }] : []), ...calls]
     return content.length > 0 ? [{ role: 'assistant', content }] : []
@@ -57,29 +58,10 @@ function decodeMessage(message: Json): Message[] {
   return []
 }
 
-/** Consecutive tool messages answer one assistant turn together. */
-function mergeToolTurns(messages: Message[]): Message[] {
-  const merged: Message[] = []
-  for (const message of messages) {
-    const last = merged.at(-1)
-    if (message.role === 'tool' && last?.role === 'tool') last.content.push(...message.content)
-    else merged.push(message)
-  }
-  return merged
-}
-
 function imagePart(imageUrl: unknown): ImagePart {
   const url = typeof imageUrl === 'string' ? imageUrl : String((imageUrl as { url?: unknown } | undefined)?.url ?? '')
   const inline = /^data:([^;,]+);base64,(.*)$/s.exec(url)
   return inline ? { type: 'image', mediaType: inline[1], data: inline[2] } : { type: 'image', url }
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return text ? JSON.parse(text) : {}
-  } catch {
-    return { arguments: text }
-  }
 }
 
 function tools(value: unknown): ToolDefinition[] | undefined {

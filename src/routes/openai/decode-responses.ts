@@ -1,4 +1,5 @@
 import type { ImagePart, Message, Prompt, TextPart, ToolChoice, ToolDefinition } from '../../spec/prompt'
+import { mergeTurns, parseToolArguments } from '../../spec/tool-arguments'
 
 /**
  * A Responses API request (https://platform.openai.com/docs/api-reference/responses/create) as
@@ -36,7 +37,7 @@ function textOf(content: unknown): string {
 
 function decodeItem(item: Json): Message[] {
   if (item.type === 'function_call') {
-    return [{ role: 'assistant', content: [{ type: 'tool-call', id: String(item.call_id), name: String(item.name), input: parseArguments(String(item.arguments ?? '')) }] }]
+    return [{ role: 'assistant', content: [{ type: 'tool-call', id: String(item.call_id), name: String(item.name), input: parseToolArguments(String(item.arguments ?? '')) }] }]
   }
   if (item.type === 'function_call_output') {
     return [{ role: 'tool', content: [{ type: 'tool-result', toolCallId: String(item.call_id), content: typeof item.output === 'string' ? item.output : JSON.stringify(item.output) }] }]
@@ -58,26 +59,6 @@ function decodeItem(item: Json): Message[] {
           return []
         })
   return parts.length > 0 ? [{ role: 'user', content: parts }] : []
-}
-
-/** Consecutive assistant items (text, then function calls) form one turn; consecutive outputs answer it together. */
-function mergeTurns(messages: Message[]): Message[] {
-  const merged: Message[] = []
-  for (const message of messages) {
-    const last = merged.at(-1)
-    if (last?.role === 'assistant' && message.role === 'assistant') last.content.push(...message.content)
-    else if (last?.role === 'tool' && message.role === 'tool') last.content.push(...message.content)
-    else merged.push(message)
-  }
-  return merged
-}
-
-function parseArguments(text: string): unknown {
-  try {
-    return text ? JSON.parse(text) : {}
-  } catch {
-    return { arguments: text }
-  }
 }
 
 function tools(value: unknown): ToolDefinition[] | undefined {
