@@ -11,7 +11,7 @@ import { decodeChatRequest } from '../routes/openai/decode-chat'
 import { encodeChatCompletion } from '../routes/openai/encode-chat'
 import { ChatStreamEncoder } from '../routes/openai/encode-chat-stream'
 import { planRoutes, translatedRoute, type Route, type TranslatedRoute } from './route-plan'
-import { relayTranslatedStream } from './translated-stream'
+import { deliver, withCost } from './deliver'
 
 /** A route for chat completions: the body as it is where the API speaks OpenAI's format, else a translation. */
 type ChatRoute = (Route & { mode: 'native'; send: (target: UpstreamTarget, body: Record<string, unknown>) => Promise<Response> }) | TranslatedRoute
@@ -46,41 +46,15 @@ export async function chatCompletion(services: Services, caller: Caller, request
   const sent = streaming ? { ...body, stream_options: { ...(isRecord(body.stream_options) ? body.stream_options : {}), include_usage: true } } : body
 
   const answer = await call.reach(options, (option, target) => (option.mode === 'native' ? option.send(target, sent) : option.send(target, prompt!)), clientSignal)
-  const { option } = answer
-  const route = option.provider.name
-  if (streaming && option.mode === 'translated') {
-    return relayTranslatedStream({
-      parts: option.readStream(answer.response.body ?? new ReadableStream()),
-      encoder: new ChatStreamEncoder(option.model.id, clientWantsUsage),
-      abortUpstream: answer.abort,
-      call,
-      model: option.model,
-      route,
-      inputTokens,
-    })
-  }
-  if (streaming) {
-    return relayChatStream({
-      upstream: answer.response,
-      abortUpstream: answer.abort,
-      call,
-      model: option.model,
-      route,
-      adapter: option.adapter,
-      inputTokens,
-      clientWantsUsage,
-    })
-  }
-
-  const completion = await call.readJson(answer.response)
-  if (option.mode === 'translated') {
-    const translated = option.readAnswer(completion)
-    const settled = await call.settle(option.model, route, translated.usage, 'provider')
-    return Response.json(encodeChatCompletion(translated, option.model.id, settled.cost))
-  }
-  const usage = option.adapter.chatUsage?.(completion.usage)
-  const settled = await call.settle(option.model, route, usage ?? estimatedUsage(inputTokens, completion), usage ? 'provider' : 'estimate')
-  return Response.json({ ...completion, model: option.model.id, usage: { ...(isRecord(completion.usage) ? completion.usage : {}), cost: settled.cost } })
+  return deliver(call, answer, inputTokens, {
+    streaming,
+    relayNative: (params) => relayChatStream({ ...params, clientWantsUsage }),
+    nativeUsage: (completion) => answer.option.adapter.chatUsage?.(completion.usage),
+    estimateNative: (completion) => estimatedUsage(inputTokens, completion),
+    presentNative: (completion, cost) => ({ ...completion, model: answer.option.model.id, usage: withCost(completion.usage, cost) }),
+    streamEncoder: () => new ChatStreamEncoder(answer.option.model.id, clientWantsUsage),
+    encodeAnswer: (translated, cost) => encodeChatCompletion(translated, answer.option.model.id, cost),
+  })
 }
 
 /** A custom model's defaults fill what the request left out; its system prompt goes first. */

@@ -10,7 +10,7 @@ import { BilledCall } from './billed-call'
 import { resolveMessagesModel } from './messages-model'
 import { relayMessagesStream } from './messages-stream'
 import { planRoutes, translatedRoute, type Route, type TranslatedRoute } from './route-plan'
-import { relayTranslatedStream } from './translated-stream'
+import { deliver, withCost } from './deliver'
 
 /** Searches a web search tool may make when it sets no `max_uses`: what the hold assumes. */
 export const DEFAULT_WEB_SEARCH_USES = 10
@@ -49,34 +49,15 @@ export async function createMessage(
   const call = await BilledCall.open(services, caller, amount, requestId, model.id, options[0]!.provider.name)
 
   const answer = await call.reach(options, (option, target) => (option.mode === 'native' ? option.send(target, body, passthrough) : option.send(target, prompt!)), clientSignal)
-  const { option } = answer
-  const route = option.provider.name
-  if (body.stream === true) {
-    if (option.mode === 'native') {
-      return relayMessagesStream({ upstream: answer.response, abortUpstream: answer.abort, call, model, route, adapter: option.adapter, inputTokens, shownModel: request.model })
-    }
-    return relayTranslatedStream({
-      parts: option.readStream(answer.response.body ?? new ReadableStream()),
-      encoder: new MessageStreamEncoder(request.model, inputTokens),
-      abortUpstream: answer.abort,
-      call,
-      model,
-      route,
-      inputTokens,
-    })
-  }
-
-  const upstreamBody = await call.readJson(answer.response)
-  if (option.mode === 'translated') {
-    const translated = option.readAnswer(upstreamBody)
-    const settled = await call.settle(model, route, translated.usage, 'provider')
-    return Response.json(encodeMessage(translated, request.model, settled.cost))
-  }
-  const usage = option.adapter.messagesUsage?.(upstreamBody.usage)
-  const settled = await call.settle(model, route, usage ?? { inputTokens, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: 0 }, usage ? 'provider' : 'estimate')
-  const reported = typeof upstreamBody.usage === 'object' && upstreamBody.usage !== null ? upstreamBody.usage : {}
-  // The model the client named, whichever route served: the answer never reveals the route.
-  return Response.json({ ...upstreamBody, model: request.model, usage: { ...reported, cost: settled.cost } })
+  return deliver(call, answer, inputTokens, {
+    streaming: body.stream === true,
+    relayNative: (params) => relayMessagesStream({ ...params, shownModel: request.model }),
+    nativeUsage: (message) => answer.option.adapter.messagesUsage?.(message.usage),
+    // The model the client named, whichever route served: the answer never reveals the route.
+    presentNative: (message, cost) => ({ ...message, model: request.model, usage: withCost(message.usage, cost) }),
+    streamEncoder: () => new MessageStreamEncoder(request.model, inputTokens),
+    encodeAnswer: (translated, cost) => encodeMessage(translated, request.model, cost),
+  })
 }
 
 /** The estimate holds use, and POST /v1/messages/count_tokens answers. */

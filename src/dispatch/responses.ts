@@ -11,7 +11,7 @@ import type { Services } from '../services'
 import { BilledCall } from './billed-call'
 import { relayResponsesStream } from './responses-stream'
 import { planRoutes, translatedRoute, type Route, type TranslatedRoute } from './route-plan'
-import { relayTranslatedStream } from './translated-stream'
+import { deliver, withCost } from './deliver'
 
 /** Output allowance for a model whose config names no maximum. */
 const DEFAULT_MAX_OUTPUT_TOKENS = 32_768
@@ -47,30 +47,12 @@ export async function createResponse(services: Services, caller: Caller, request
   const call = await BilledCall.open(services, caller, worstCaseForTokens(model.pricing, inputTokens, maxOutput), requestId, model.id, options[0]!.provider.name)
 
   const answer = await call.reach(options, (option, target) => (option.mode === 'native' ? option.send(target, request) : option.send(target, prompt!)), clientSignal)
-  const { option } = answer
-  const route = option.provider.name
-  if (request.stream === true) {
-    if (option.mode === 'native') {
-      return relayResponsesStream({ upstream: answer.response, abortUpstream: answer.abort, call, model, route, adapter: option.adapter, inputTokens })
-    }
-    return relayTranslatedStream({
-      parts: option.readStream(answer.response.body ?? new ReadableStream()),
-      encoder: new ResponsesStreamEncoder(model.id),
-      abortUpstream: answer.abort,
-      call,
-      model,
-      route,
-      inputTokens,
-    })
-  }
-  const body = await call.readJson(answer.response)
-  if (option.mode === 'translated') {
-    const translated = option.readAnswer(body)
-    const settled = await call.settle(model, route, translated.usage, 'provider')
-    return Response.json(encodeResponse(translated, model.id, settled.cost))
-  }
-  const usage = option.adapter.responsesUsage?.(body.usage)
-  const settled = await call.settle(model, route, usage ?? { inputTokens, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: 0 }, usage ? 'provider' : 'estimate')
-  const reported = typeof body.usage === 'object' && body.usage !== null ? body.usage : {}
-  return Response.json({ ...body, model: model.id, usage: { ...reported, cost: settled.cost } })
+  return deliver(call, answer, inputTokens, {
+    streaming: request.stream === true,
+    relayNative: relayResponsesStream,
+    nativeUsage: (response) => answer.option.adapter.responsesUsage?.(response.usage),
+    presentNative: (response, cost) => ({ ...response, model: model.id, usage: withCost(response.usage, cost) }),
+    streamEncoder: () => new ResponsesStreamEncoder(model.id),
+    encodeAnswer: (translated, cost) => encodeResponse(translated, model.id, cost),
+  })
 }
