@@ -42,5 +42,3 @@ export async function listLedger(db: Database, filter: LedgerFilter, limit: numb
     note: entry.note,
   }))
 }
-
-export type LedgerEntryView = Awaited<ReturnType<typeof listLedger>>[number]

@@ -1,5 +1,5 @@
 import type { Config, ProviderConfig } from '../config'
-import type { AliasEntry, ModelEntry, Pricing } from './catalog-schema'
+import type { AliasEntry, ModelEntry } from './catalog-schema'
 
 /**
  * The models this gateway serves, from the config: a model is available when at least one of
@@ -41,9 +41,5 @@ export class Catalog {
 
   provider(name: string): ProviderConfig | undefined {
     return this.providers.get(name)
-  }
-
-  pricing(id: string): Pricing | undefined {
-    return this.models.get(id)?.pricing
   }
 }
