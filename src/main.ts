@@ -1,6 +1,7 @@
 #!/usr/bin/env bun
 import { runAdminCommand, adminUsage } from './admin/cli'
 import { createApp } from './app'
+import { SERVER_BODY_LIMIT } from './http/body-limits'
 import { bufferedLog } from './http/buffered-log'
 import { isLongRunning } from './http/long-requests'
 import { ConfigError, loadConfig, type Config } from './config'
@@ -58,6 +59,7 @@ async function serve(config: Config, database: Awaited<ReturnType<typeof openCon
     },
     // Streams and long generations keep a connection quiet for a while; 255 s is Bun's maximum.
     idleTimeout: 255,
+    maxRequestBodySize: SERVER_BODY_LIMIT,
   })
   console.log(JSON.stringify({ level: 'info', message: 'listening', url: server.url.href, database: database.kind }))
   await new Promise<void>((resolve) => {

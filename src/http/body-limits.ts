@@ -2,9 +2,21 @@ import { RequestTooLargeError } from '../errors/kinds'
 
 const MiB = 1024 * 1024
 
-/** Per-path limits on JSON bodies (API.md §8 for videos; 32 MB is Anthropic's own for messages). */
-const LIMITS: Record<string, number> = { '/v1/videos/generations': 10 * MiB }
+/**
+ * Per-path limits on request bodies: 10 MiB for videos (API.md §8), a 25 MiB audio file plus
+ * its form for transcriptions, 32 MB (Anthropic's own limit for messages) for the rest.
+ */
+const LIMITS: Record<string, number> = { '/v1/videos/generations': 10 * MiB, '/v1/audio/transcriptions': 26 * MiB }
 const DEFAULT_LIMIT = 32 * MiB
+
+/** What the server accepts at all, above every path's limit: a bound on memory per request. */
+export const SERVER_BODY_LIMIT = 64 * MiB
+
+/** 413 at once when the declared length is over the path's limit, before a byte is read. */
+export function checkDeclaredLength(request: Request, limit: number): void {
+  const declared = Number(request.headers.get('content-length') ?? Number.NaN)
+  if (declared > limit) throw new RequestTooLargeError(`The request body is larger than ${Math.round(limit / MiB)} MiB.`)
+}
 
 export function bodyLimitFor(pathname: string): number {
   return LIMITS[pathname] ?? DEFAULT_LIMIT
@@ -15,9 +27,8 @@ export function bodyLimitFor(pathname: string): number {
  * Content-Length before anything is read, or while reading a body of unannounced length.
  */
 export async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
+  checkDeclaredLength(request, limit)
   const tooLarge = () => new RequestTooLargeError(`The request body is larger than ${Math.round(limit / MiB)} MiB.`)
-  const declared = Number(request.headers.get('content-length') ?? Number.NaN)
-  if (declared > limit) throw tooLarge()
   if (!request.body) return new Uint8Array()
   const chunks: Uint8Array[] = []
   let size = 0

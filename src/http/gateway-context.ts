@@ -3,6 +3,7 @@ import { checkAdminToken } from '../auth/admin-token'
 import type { Caller } from '../auth/authenticate'
 import { ruleFor } from '../auth/route-rules'
 import type { Services } from '../services'
+import { bodyLimitFor, checkDeclaredLength } from './body-limits'
 import { MalformedBody, parseJsonBody } from './json-body'
 import { contextOf } from './request-context'
 
@@ -17,7 +18,11 @@ const ANONYMOUS: Caller = { kind: 'anonymous' }
 export function gatewayContext(services: Services) {
   return new Elysia({ name: 'gateway-context' })
     .onParse({ as: 'global' }, ({ request, contentType }) => {
-      if (contentType?.startsWith('multipart/form-data')) return
+      if (contentType?.startsWith('multipart/form-data')) {
+        // Forms are read by the framework; an oversized one is refused before that.
+        checkDeclaredLength(request, bodyLimitFor(new URL(request.url).pathname))
+        return
+      }
       return parseJsonBody(request)
     })
     .derive({ as: 'global' }, async ({ request, route, body }) => {

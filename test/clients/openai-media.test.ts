@@ -117,6 +117,15 @@ describe('OpenAI media endpoints through the official client', () => {
     const big = await toFile(new Uint8Array(25 * 1024 * 1024 + 1), 'long.mp3', { type: 'audio/mpeg' })
     const tooLarge = await client.audio.transcriptions.create({ model: 'test/whisper', file: big }).catch((error: unknown) => error)
     expect(tooLarge).toMatchObject({ status: 413, code: 'request_too_large' })
+    const declared = await harness.gateway.handle(
+      new Request('http://localhost/v1/audio/transcriptions', {
+        method: 'POST',
+        headers: { authorization: client.apiKey ? `Bearer ${client.apiKey}` : '', 'content-type': 'multipart/form-data; boundary=x', 'content-length': String(40 * 1024 * 1024) },
+        body: new ReadableStream({ start: (controller) => controller.enqueue(new TextEncoder().encode('--x\r\n')) }),
+      }),
+    )
+    // Refused from the declared length alone: the body never finishes arriving.
+    expect(declared.status).toBe(413)
     const wrongType = await client.embeddings.create({ model: 'test/cheap', input: 'x' }).catch((error: unknown) => error)
     expect(wrongType).toMatchObject({ status: 400, code: 'model_not_supported' })
     const badSpeed = await client.audio.speech.create({ model: 'test/tts', input: 'x', voice: 'alloy', speed: 9 }).catch((error: unknown) => error)
