@@ -30,6 +30,7 @@ export interface Services {
   users: UserStore
   customModels: CustomModelStore
   authenticator: Authenticator
+  rateLimiter: RateLimiter
   payers: PayerDirectory
   holds: HoldBook
   sweeper: HoldSweeper
@@ -46,6 +47,7 @@ export function createServices(options: ServiceOptions): Services {
   const instanceId = newId('inst')
   const sweeper = new HoldSweeper(db, { instanceId, ttlMs: options.config.holdTtlMs, intervalMs: Math.min(15_000, options.config.holdTtlMs / 4), now })
   const counter = options.config.redisUrl ? new RedisHitCounter(options.config.redisUrl) : new MemoryHitCounter(now)
+  const rateLimiter = new RateLimiter(counter, now)
   return {
     config: options.config,
     db,
@@ -54,7 +56,8 @@ export function createServices(options: ServiceOptions): Services {
     keys,
     users,
     customModels: new CustomModelStore(db),
-    authenticator: new Authenticator(keys, new UserTokenVerifier(options.config.oidc, options.userTokens), users, new RateLimiter(counter, now)),
+    authenticator: new Authenticator(keys, new UserTokenVerifier(options.config.oidc, options.userTokens), users, rateLimiter),
+    rateLimiter,
     payers: new PayerDirectory(db, now),
     holds: new HoldBook(options.database, { instanceId, ttlMs: options.config.holdTtlMs, now }),
     sweeper,

@@ -46,7 +46,11 @@ export class BilledCall {
   settle(model: ModelEntry, route: string, usage: Usage, source: UsageSource): Promise<Settled> {
     this.closing ??= this.services.holds
       .settle(this.hold, chargeForUsage(model.pricing, usage), usageRecord(usage, source), model.id, route)
-      .then((result) => ({ cost: microsToCredits(result.charged) }))
+      .then(async (result) => {
+        const keyId = this.hold.payer.keyId
+        if (keyId) await this.services.rateLimiter.recordTokens(keyId, usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens + usage.outputTokens)
+        return { cost: microsToCredits(result.charged) }
+      })
     return this.closing
   }
 

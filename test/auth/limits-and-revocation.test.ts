@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { testDatabases, type FreshDatabase } from '../support/databases'
 import { expectError } from '../support/envelopes'
 import { bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
+import { mockCatalogEnv } from '../support/mock-catalog'
+import { MockUpstream } from '../upstream/mock-upstream'
 
 describe('per-key limits and revocation across instances', () => {
   let database: FreshDatabase
@@ -38,6 +40,24 @@ describe('per-key limits and revocation across instances', () => {
     // Keys without rpm are not limited.
     const { key: free } = await harness.key()
     for (let i = 0; i < 5; i++) expect((await harness.call('GET', '/v1/models', { headers: bearer(free) })).status).toBe(200)
+  })
+
+  test('tpm: once the minute\'s settled tokens reach the limit, requests wait for the next minute', async () => {
+    const upstream = new MockUpstream().start().always({ usage: { prompt_tokens: 80, completion_tokens: 30 } })
+    try {
+      const harness = gateway(mockCatalogEnv(upstream.baseUrl, upstream.baseUrl))
+      const { key } = await harness.key({ tpm: 100 })
+      const chat = () => harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }], max_tokens: 50 } })
+      expect((await chat()).status).toBe(200)
+      const limited = await chat()
+      expectError(limited, 429, 'rate_limit_exceeded')
+      expect(limited.json.error.message).toContain('tokens per minute')
+      expect(upstream.received).toHaveLength(1)
+      clock += 60_000
+      expect((await chat()).status).toBe(200)
+    } finally {
+      upstream.stop()
+    }
   })
 
   test('rpm is shared by every instance through REDIS_URL', async () => {
