@@ -15,6 +15,8 @@ export interface Payer {
   env: string | null
   /** The key's monthly quota in micro-credits; it applies whichever wallet pays. */
   monthlyQuota: bigint | null
+  /** The key's tokens-per-minute limit, when it has one: settled tokens are counted against it. */
+  tokensPerMinute: number | null
 }
 
 /** A key's allotment can be created at any time: look again after this long. */
@@ -37,10 +39,10 @@ export class PayerDirectory {
     if (caller.kind === 'anonymous') throw new Error('a billable call reached billing without a caller')
     if (caller.kind === 'user') {
       const walletId = await this.walletOf('user_allotment', caller.user.id)
-      return { walletId, type: 'user_allotment', ownerId: caller.user.id, accountId: null, keyId: null, userSub: caller.user.subject, env: null, monthlyQuota: null }
+      return { walletId, type: 'user_allotment', ownerId: caller.user.id, accountId: null, keyId: null, userSub: caller.user.subject, env: null, monthlyQuota: null, tokensPerMinute: null }
     }
     const key = caller.key
-    const common = { accountId: key.accountId, keyId: key.id, userSub: null, env: key.env, monthlyQuota: key.monthlyQuota }
+    const common = { accountId: key.accountId, keyId: key.id, userSub: null, env: key.env, monthlyQuota: key.monthlyQuota, tokensPerMinute: key.tpm }
     const allotment = await this.allotmentOf(key.id)
     if (allotment) return { walletId: allotment, type: 'key_allotment', ownerId: key.id, ...common }
     return { walletId: await this.walletOf('wallet', key.accountId), type: 'wallet', ownerId: key.accountId, ...common }

@@ -47,8 +47,10 @@ export class BilledCall {
     this.closing ??= this.services.holds
       .settle(this.hold, chargeForUsage(model.pricing, usage), usageRecord(usage, source), model.id, route)
       .then(async (result) => {
-        const keyId = this.hold.payer.keyId
-        if (keyId) await this.services.rateLimiter.recordTokens(keyId, usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens + usage.outputTokens)
+        const { keyId, tokensPerMinute } = this.hold.payer
+        if (keyId && tokensPerMinute !== null) {
+          await this.services.rateLimiter.recordTokens(keyId, usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens + usage.outputTokens)
+        }
         return { cost: microsToCredits(result.charged) }
       })
     return this.closing
