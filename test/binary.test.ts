@@ -30,7 +30,7 @@ describe('compiled binary', () => {
     rmSync(workdir, { recursive: true, force: true })
   })
 
-  test('serves from an empty directory: admin API creates an account and key, the key reads its wallet', async () => {
+  test('serves from an empty directory: admin API, wallet, a streamed billed chat, a video with a resized image, then the CLI on the same data', async () => {
     gateway = await startProcess([binary], { TOLLGATE_ADMIN_TOKEN: adminToken, ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl) }, workdir)
     const base = gateway.url
     const admin = (path: string, body: unknown) =>
@@ -46,6 +46,17 @@ describe('compiled binary', () => {
     expect(wallet.headers.get('x-request-id')).toStartWith('req_')
     expect(await wallet.json()).toMatchObject({ object: 'wallet', balance: 7.25, available: 7.25, payer: 'wallet' })
     expect(existsSync(join(workdir, 'data', 'PG_VERSION'))).toBe(true)
+
+    // A streamed, billed chat completion through the binary.
+    upstream.script({ text: 'from the binary', usage: { prompt_tokens: 10, completion_tokens: 3 } })
+    const chat = await fetch(`${base}v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }], stream: true }),
+    })
+    const streamed = await chat.text()
+    expect(streamed).toContain('from ')
+    expect(streamed.trim().endsWith('data: [DONE]')).toBe(true)
 
     // The image library works inside the binary: a reference image is resized for a video.
     const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='
@@ -64,7 +75,7 @@ describe('compiled binary', () => {
     const ledger = Bun.spawnSync([binary, 'admin', 'ledger', '--account-id', account.id], { cwd: workdir, env: { PATH: process.env.PATH ?? '' } })
     expect(ledger.exitCode).toBe(0)
     const entries = JSON.parse(ledger.stdout.toString()).data as { kind: string; amount: number }[]
-    expect(entries.map((entry) => entry.kind)).toEqual(['charge', 'hold', 'topup'])
-    expect(entries[2]).toMatchObject({ kind: 'topup', amount: 7.25 })
+    expect(entries.map((entry) => entry.kind)).toEqual(['charge', 'hold', 'release', 'charge', 'hold', 'topup'])
+    expect(entries.at(-1)).toMatchObject({ kind: 'topup', amount: 7.25 })
   }, 120_000)
 })
