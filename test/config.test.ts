@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Catalog } from '../src/catalog/catalog'
@@ -78,6 +78,13 @@ describe('built-in catalogue', () => {
 })
 
 describe('config file', () => {
+  test('the example in the README is a valid config', () => {
+    const example = /```json\n([\s\S]*?)```/.exec(readFileSync('README.md', 'utf8'))?.[1]
+    expect(example).toBeDefined()
+    const config = loadConfig({ ...withFile(example!), ANTHROPIC_API_KEY: 'k' })
+    expect(new Catalog(config).listModels().map((model) => model.id)).toEqual(['anthropic/claude-sonnet-4-5', 'local/qwen'])
+  })
+
   test('replaces the built-in catalogue; keyless providers are always configured', () => {
     const config = loadConfig({ ...withFile(validFile), OPENAI_API_KEY: 'k' })
     const catalog = new Catalog(config)
