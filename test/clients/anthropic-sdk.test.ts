@@ -1,10 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import Anthropic from '@anthropic-ai/sdk'
 import AnthropicZero from 'anthropic-sdk-0'
-import { testDatabases, type FreshDatabase } from '../support/databases'
-import { startGateway, testConfig, type TestGateway } from '../support/gateway'
-import { mockCatalogEnv } from '../support/mock-catalog'
-import { MockUpstream } from '../upstream/mock-upstream'
+import { serveGateway, type ServedGateway } from '../support/served-gateway'
 
 /**
  * The official @anthropic-ai/sdk, current 1.x (Bearer, anthropic-version 2026-10-21) and 0.x
@@ -16,48 +13,28 @@ const sdks = [
 ] as const
 
 describe('official Anthropic clients', () => {
-  const upstream = new MockUpstream()
-  let database: FreshDatabase
-  let harness: TestGateway
-  let server: ReturnType<typeof Bun.serve>
-  let baseURL: string
+  let served: ServedGateway
+  let upstream: ServedGateway['a']
   let key: string
-  /** What the SDK sent to the gateway on its last request. */
-  let lastHeaders: Record<string, string> = {}
 
   beforeAll(async () => {
-    upstream.start()
-    database = await testDatabases[0]!.open()
-    harness = startGateway(database, { config: testConfig(mockCatalogEnv(upstream.baseUrl, upstream.baseUrl)) })
-    server = Bun.serve({
-      hostname: '127.0.0.1',
-      port: 0,
-      fetch: (request) => {
-        lastHeaders = Object.fromEntries(request.headers)
-        return harness.gateway.handle(request)
-      },
-    })
-    baseURL = `http://127.0.0.1:${server.port}`
-    key = (await harness.key()).key
+    served = await serveGateway({ oneUpstream: true })
+    upstream = served.a
+    key = (await served.harness.key()).key
   })
-  afterAll(async () => {
-    server.stop(true)
-    upstream.stop()
-    harness.services.close()
-    await database.close()
-  })
+  afterAll(() => served.close())
 
   for (const { name, Client, header, version } of sdks) {
     describe(`SDK ${name}`, () => {
-      const client = () => new Client({ apiKey: key, baseURL, maxRetries: 0 })
+      const client = () => new Client({ apiKey: key, baseURL: served.origin, maxRetries: 0 })
 
       test('messages.create, sending its own credential header', async () => {
         upstream.script({ text: 'Hello from upstream.', usage: { prompt_tokens: 9, completion_tokens: 4 } })
         const message = await client().messages.create({ model: 'claude-test', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] })
         expect(message.content).toEqual([{ type: 'text', text: 'Hello from upstream.' } as never])
         expect((message.usage as unknown as { cost: number }).cost).toBe((9 * 3 + 4 * 15) / 1e6)
-        expect(lastHeaders[header]).toContain(key)
-        expect(lastHeaders['anthropic-version']).toBe(version)
+        expect(served.lastHeaders[header]).toContain(key)
+        expect(served.lastHeaders['anthropic-version']).toBe(version)
         // Upstream, the provider's own key, whatever the client sent.
         expect(upstream.received.at(-1)!.headers['x-api-key']).toBe('sk-ant-a')
       })
@@ -105,7 +82,7 @@ describe('official Anthropic clients', () => {
           .messages.create({ model: 'claude-nothing', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] })
           .catch((error: unknown) => error)
         expect(unknown).toBeInstanceOf(Client.NotFoundError)
-        const wrongKey = await new Client({ apiKey: 'tollgate_sk_prod_wrong', baseURL, maxRetries: 0 }).messages
+        const wrongKey = await new Client({ apiKey: 'tollgate_sk_prod_wrong', baseURL: served.origin, maxRetries: 0 }).messages
           .countTokens({ model: 'claude-test', messages: [{ role: 'user', content: 'hi' }] })
           .catch((error: unknown) => error)
         expect(wrongKey).toBeInstanceOf(Client.AuthenticationError)

@@ -2,10 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { testDatabases, type FreshDatabase } from '../support/databases'
-import { startGateway, testConfig, type TestGateway } from '../support/gateway'
-import { mockCatalogEnv } from '../support/mock-catalog'
-import { MockUpstream } from '../upstream/mock-upstream'
+import { serveGateway, type ServedGateway } from '../support/served-gateway'
 
 /**
  * The real Claude Code CLI (npm @anthropic-ai/claude-code), one-shot `claude -p`, with
@@ -13,44 +10,26 @@ import { MockUpstream } from '../upstream/mock-upstream'
  * and the call must be billed.
  */
 describe('Claude Code CLI through the gateway', () => {
-  const upstream = new MockUpstream()
-  let database: FreshDatabase
-  let harness: TestGateway
-  let server: ReturnType<typeof Bun.serve>
+  let served: ServedGateway
   let home: string
-  const seen: string[] = []
 
   beforeAll(async () => {
-    upstream.start().always({ text: 'The magic word is tollgate.', usage: { prompt_tokens: 5000, completion_tokens: 9 } })
-    database = await testDatabases[0]!.open()
-    harness = startGateway(database, { config: testConfig(mockCatalogEnv(upstream.baseUrl, upstream.baseUrl)) })
-    server = Bun.serve({
-      hostname: '127.0.0.1',
-      port: 0,
-      fetch: async (request) => {
-        const response = await harness.gateway.handle(request)
-        const url = new URL(request.url)
-        seen.push(`${request.method} ${url.pathname}${url.search} ${response.status}`)
-        return response
-      },
-    })
+    served = await serveGateway({ oneUpstream: true })
+    served.a.always({ text: 'The magic word is tollgate.', usage: { prompt_tokens: 5000, completion_tokens: 9 } })
     home = mkdtempSync(join(tmpdir(), 'tollgate-claude-home-'))
   })
   afterAll(async () => {
-    server.stop(true)
-    upstream.stop()
-    harness.services.close()
-    await database.close()
+    await served.close()
     rmSync(home, { recursive: true, force: true })
   })
 
   test('claude -p prints the answer and the call is billed', async () => {
-    const { key, id: keyId } = await harness.key()
+    const { key, id: keyId } = await served.harness.key()
     const child = Bun.spawn(['node_modules/.bin/claude', '-p', 'What is the magic word?'], {
       env: {
         PATH: process.env.PATH ?? '',
         HOME: home,
-        ANTHROPIC_BASE_URL: `http://127.0.0.1:${server.port}`,
+        ANTHROPIC_BASE_URL: served.origin,
         ANTHROPIC_API_KEY: key,
         ANTHROPIC_MODEL: 'claude-sonnet-4-5',
         ANTHROPIC_DEFAULT_HAIKU_MODEL: 'claude-sonnet-4-5',
@@ -67,9 +46,9 @@ describe('Claude Code CLI through the gateway', () => {
     expect({ code, stdout: stdout.trim() }).toEqual({ code: 0, stdout: 'The magic word is tollgate.' })
     expect(stderr).not.toContain('API Error')
 
-    expect(seen).toContain('HEAD /api/hello 200')
-    expect(seen).toContain('POST /v1/messages?beta=true 200')
-    const call = upstream.received.find((request) => request.path === '/v1/messages')!
+    expect(served.seen).toContain('HEAD /api/hello 200')
+    expect(served.seen).toContain('POST /v1/messages?beta=true 200')
+    const call = served.a.received.find((request) => request.path === '/v1/messages')!
     expect(call.query).toBe('?beta=true')
     expect(call.body).toMatchObject({ model: 'claude-sonnet-4-5', stream: true })
     expect(call.body.tools.length).toBeGreaterThan(0)
@@ -77,7 +56,7 @@ describe('Claude Code CLI through the gateway', () => {
     expect(call.headers['anthropic-beta']).toContain('claude-code')
     expect(call.headers['x-api-key']).toBe('sk-ant-a')
 
-    const charges = (await harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data.filter((entry: { kind: string }) => entry.kind === 'charge')
+    const charges = (await served.harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data.filter((entry: { kind: string }) => entry.kind === 'charge')
     expect(charges.length).toBeGreaterThan(0)
     expect(charges[0].amount).toBe((5000 * 3 + 9 * 15) / 1e6)
   }, 120_000)

@@ -2,10 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { testDatabases, type FreshDatabase } from '../support/databases'
-import { startGateway, testConfig, type TestGateway } from '../support/gateway'
-import { mockCatalogEnv } from '../support/mock-catalog'
-import { MockUpstream } from '../upstream/mock-upstream'
+import { serveGateway, type ServedGateway } from '../support/served-gateway'
 
 /**
  * The real Codex CLI (npm @openai/codex), `codex exec` with a config.toml whose provider has
@@ -15,32 +12,15 @@ import { MockUpstream } from '../upstream/mock-upstream'
 const codex = resolve('node_modules/.bin/codex')
 
 describe('Codex CLI through the gateway', () => {
-  const upstream = new MockUpstream()
-  let database: FreshDatabase
-  let harness: TestGateway
-  let server: ReturnType<typeof Bun.serve>
+  let served: ServedGateway
   const homes: string[] = []
-  const seen: string[] = []
 
   beforeAll(async () => {
-    upstream.start().always({ text: 'The magic word is tollgate.', usage: { prompt_tokens: 500, completion_tokens: 7 } })
-    database = await testDatabases[0]!.open()
-    harness = startGateway(database, { config: testConfig(mockCatalogEnv(upstream.baseUrl, upstream.baseUrl)) })
-    server = Bun.serve({
-      hostname: '127.0.0.1',
-      port: 0,
-      fetch: async (request) => {
-        const response = await harness.gateway.handle(request)
-        seen.push(`${request.method} ${new URL(request.url).pathname} ${response.status}`)
-        return response
-      },
-    })
+    served = await serveGateway({ oneUpstream: true })
+    served.a.always({ text: 'The magic word is tollgate.', usage: { prompt_tokens: 500, completion_tokens: 7 } })
   })
   afterAll(async () => {
-    server.stop(true)
-    upstream.stop()
-    harness.services.close()
-    await database.close()
+    await served.close()
     for (const home of homes) rmSync(home, { recursive: true, force: true })
   })
 
@@ -50,7 +30,7 @@ describe('Codex CLI through the gateway', () => {
   ]
   for (const { model, upstreamPath, price } of cases) {
     test(`codex exec with ${model} prints the answer and the call is billed`, async () => {
-      const { key, id: keyId } = await harness.key()
+      const { key, id: keyId } = await served.harness.key()
       const home = mkdtempSync(join(tmpdir(), 'tollgate-codex-'))
       homes.push(home)
       writeFileSync(
@@ -61,15 +41,15 @@ describe('Codex CLI through the gateway', () => {
           '',
           '[model_providers.tollgate]',
           'name = "Tollgate"',
-          `base_url = "http://127.0.0.1:${server.port}/v1"`,
+          `base_url = "${served.origin}/v1"`,
           'env_key = "TOLLGATE_KEY"',
           'wire_api = "responses"',
           '',
         ].join('\n'),
       )
-      upstream.reset()
-      upstream.always({ text: 'The magic word is tollgate.', usage: { prompt_tokens: 500, completion_tokens: 7 } })
-      seen.length = 0
+      served.a.reset()
+      served.a.always({ text: 'The magic word is tollgate.', usage: { prompt_tokens: 500, completion_tokens: 7 } })
+      served.seen.length = 0
       const child = Bun.spawn([codex, 'exec', '--skip-git-repo-check', 'What is the magic word?'], {
         cwd: home,
         env: { PATH: process.env.PATH ?? '', HOME: home, CODEX_HOME: home, TOLLGATE_KEY: key },
@@ -81,9 +61,9 @@ describe('Codex CLI through the gateway', () => {
       const [stdout, code] = await Promise.all([new Response(child.stdout).text(), child.exited, new Response(child.stderr).text()])
       clearTimeout(timer)
       expect({ code, stdout: stdout.trim() }).toEqual({ code: 0, stdout: 'The magic word is tollgate.' })
-      expect(seen).toContain('POST /v1/responses 200')
-      expect(upstream.received.map((request) => request.path)).toContain(upstreamPath)
-      const charges = (await harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data.filter((entry: { kind: string }) => entry.kind === 'charge')
+      expect(served.seen).toContain('POST /v1/responses 200')
+      expect(served.a.received.map((request) => request.path)).toContain(upstreamPath)
+      const charges = (await served.harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data.filter((entry: { kind: string }) => entry.kind === 'charge')
       expect(charges.length).toBeGreaterThan(0)
       expect(charges[0].amount).toBe(Math.ceil(500 * price.input + 7 * price.output) / 1e6)
     }, 120_000)

@@ -1,38 +1,29 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import OpenAI, { toFile } from 'openai'
 import { estimateTextTokens } from '../../src/billing/estimator'
-import { testDatabases, type FreshDatabase } from '../support/databases'
-import { startGateway, testConfig, type TestGateway } from '../support/gateway'
-import { mockCatalogEnv } from '../support/mock-catalog'
-import { MockUpstream } from '../upstream/mock-upstream'
+import type { TestGateway } from '../support/gateway'
+import { serveGateway, type ServedGateway } from '../support/served-gateway'
+import type { MockUpstream } from '../upstream/mock-upstream'
 import { MOCK_VECTOR, TRANSCRIPT, speechBytes } from '../upstream/openai-media'
 
 /** Embeddings, images, speech and transcriptions through the official openai client, billed. */
 describe('OpenAI media endpoints through the official client', () => {
-  const upstream = new MockUpstream()
-  let database: FreshDatabase
+  let served: ServedGateway
+  let upstream: MockUpstream
   let harness: TestGateway
-  let server: ReturnType<typeof Bun.serve>
   let client: OpenAI
   let keyId: string
   let accountId: string
 
   beforeAll(async () => {
-    upstream.start()
-    database = await testDatabases[0]!.open()
-    harness = startGateway(database, { config: testConfig(mockCatalogEnv(upstream.baseUrl, upstream.baseUrl)) })
-    server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: harness.gateway.handle })
+    served = await serveGateway()
+    ;({ a: upstream, harness } = served)
     const key = await harness.key()
     keyId = key.id
     accountId = key.accountId
-    client = new OpenAI({ apiKey: key.key, baseURL: `http://127.0.0.1:${server.port}/v1`, maxRetries: 0 })
+    client = new OpenAI({ apiKey: key.key, baseURL: `${served.origin}/v1`, maxRetries: 0 })
   })
-  afterAll(async () => {
-    server.stop(true)
-    upstream.stop()
-    harness.services.close()
-    await database.close()
-  })
+  afterAll(() => served.close())
   beforeEach(() => upstream.reset())
 
   /** The newest charge on the key, in credits. */

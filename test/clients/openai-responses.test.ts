@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
-import { testDatabases, type FreshDatabase } from '../support/databases'
-import { startGateway, testConfig, type TestGateway } from '../support/gateway'
-import { mockCatalogEnv } from '../support/mock-catalog'
-import { MockUpstream } from '../upstream/mock-upstream'
+import type { TestGateway } from '../support/gateway'
+import { serveGateway, type ServedGateway } from '../support/served-gateway'
+import type { MockUpstream } from '../upstream/mock-upstream'
 
 /**
  * The Responses API through the official openai client, on a native route (test/cheap: an
@@ -17,33 +16,23 @@ const routes = [
 ] as const
 
 describe('Responses API through the official openai client', () => {
-  const a = new MockUpstream()
-  const b = new MockUpstream()
-  let database: FreshDatabase
+  let served: ServedGateway
+  let a: MockUpstream
+  let b: MockUpstream
   let harness: TestGateway
-  let server: ReturnType<typeof Bun.serve>
   let client: OpenAI
   let keyId: string
   let accountId: string
 
   beforeAll(async () => {
-    a.start()
-    b.start()
-    database = await testDatabases[0]!.open()
-    harness = startGateway(database, { config: testConfig(mockCatalogEnv(a.baseUrl, b.baseUrl)) })
-    server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: harness.gateway.handle })
+    served = await serveGateway()
+    ;({ a, b, harness } = served)
     const key = await harness.key()
     keyId = key.id
     accountId = key.accountId
-    client = new OpenAI({ apiKey: key.key, baseURL: `http://127.0.0.1:${server.port}/v1`, maxRetries: 0 })
+    client = new OpenAI({ apiKey: key.key, baseURL: `${served.origin}/v1`, maxRetries: 0 })
   })
-  afterAll(async () => {
-    server.stop(true)
-    a.stop()
-    b.stop()
-    harness.services.close()
-    await database.close()
-  })
+  afterAll(() => served.close())
   beforeEach(() => {
     a.reset()
     b.reset()

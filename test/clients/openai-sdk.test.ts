@@ -1,34 +1,25 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
-import { testDatabases, type FreshDatabase } from '../support/databases'
-import { startGateway, testConfig, type TestGateway } from '../support/gateway'
-import { mockCatalogEnv } from '../support/mock-catalog'
-import { MockUpstream } from '../upstream/mock-upstream'
+import type { TestGateway } from '../support/gateway'
+import { serveGateway, type ServedGateway } from '../support/served-gateway'
+import type { MockUpstream } from '../upstream/mock-upstream'
 
 /** The official openai npm client, pointed at the gateway over real HTTP, unchanged. */
 describe('official openai client', () => {
-  const upstream = new MockUpstream()
-  let database: FreshDatabase
+  let served: ServedGateway
+  let upstream: MockUpstream
   let harness: TestGateway
-  let server: ReturnType<typeof Bun.serve>
   let client: OpenAI
   let accountId: string
 
   beforeAll(async () => {
-    upstream.start()
-    database = await testDatabases[0]!.open()
-    harness = startGateway(database, { config: testConfig(mockCatalogEnv(upstream.baseUrl, upstream.baseUrl)) })
-    server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: harness.gateway.handle })
+    served = await serveGateway()
+    ;({ a: upstream, harness } = served)
     const key = await harness.key()
     accountId = key.accountId
-    client = new OpenAI({ apiKey: key.key, baseURL: `http://127.0.0.1:${server.port}/v1`, maxRetries: 0 })
+    client = new OpenAI({ apiKey: key.key, baseURL: `${served.origin}/v1`, maxRetries: 0 })
   })
-  afterAll(async () => {
-    server.stop(true)
-    upstream.stop()
-    harness.services.close()
-    await database.close()
-  })
+  afterAll(() => served.close())
 
   test('chat.completions.create, non-streaming', async () => {
     upstream.script({ text: 'Hello from the mock.', usage: { prompt_tokens: 12, completion_tokens: 5 } })
