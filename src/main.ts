@@ -67,6 +67,8 @@ async function serve(config: Config, database: Awaited<ReturnType<typeof openCon
     process.once('SIGTERM', resolve)
   })
   await server.stop()
+  // Settlements still being retried (a database blip at the end of a call) get a last chance to land.
+  await services.holds.drain(10_000)
   log.flush()
   services.close()
   await database.close()

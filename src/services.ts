@@ -45,7 +45,13 @@ export function createServices(options: ServiceOptions): Services {
   const users = new UserStore(db)
   // Names this process on its holds, so a sweep can tell live holds from a crashed process's.
   const instanceId = newId('inst')
-  const sweeper = new HoldSweeper(db, { instanceId, ttlMs: options.config.holdTtlMs, intervalMs: Math.min(15_000, options.config.holdTtlMs / 4), now })
+  const holds = new HoldBook(options.database, { instanceId, ttlMs: options.config.holdTtlMs, now })
+  const sweeper = new HoldSweeper(options.database, {
+    ttlMs: options.config.holdTtlMs,
+    intervalMs: Math.min(15_000, options.config.holdTtlMs / 4),
+    now,
+    liveHoldIds: () => holds.liveHoldIds(),
+  })
   const counter = options.config.redisUrl ? new RedisHitCounter(options.config.redisUrl) : new MemoryHitCounter(now)
   const rateLimiter = new RateLimiter(counter, now)
   return {
@@ -59,7 +65,7 @@ export function createServices(options: ServiceOptions): Services {
     authenticator: new Authenticator(keys, new UserTokenVerifier(options.config.oidc, options.userTokens), users, rateLimiter),
     rateLimiter,
     payers: new PayerDirectory(db, now),
-    holds: new HoldBook(options.database, { instanceId, ttlMs: options.config.holdTtlMs, now }),
+    holds,
     sweeper,
     close: () => {
       sweeper.stop()

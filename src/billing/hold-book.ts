@@ -1,10 +1,13 @@
 import { and, eq, inArray } from 'drizzle-orm'
 import type { Database, DatabaseHandle, Queryable } from '../db/client'
 import { holds, keySpend, ledgerEntries, wallets } from '../db/schema'
-import { InsufficientBalanceError, QuotaExceededError } from '../errors/kinds'
+import { describeDatabaseError, isTransientDatabaseError } from '../db/errors'
+import { InsufficientBalanceError, InvalidRequestError, QuotaExceededError } from '../errors/kinds'
+import { logEvent } from '../observability/log'
 import { newId } from '../util/ids'
 import { retryingDeadlocks } from '../db/rows'
 import { Batcher } from './batcher'
+import { MAX_HOLD_MICROS } from './money'
 import { closeHoldsAtomically, takeHoldsAtomically } from './hold-statements'
 import { adjustKeySpend, adjustWallets, monthKey, type HoldRow } from './hold-rows'
 import type { Payer } from './payer'
@@ -40,21 +43,44 @@ export interface ClosedHold {
 }
 
 export interface HoldBookOptions {
-  /** This process, so that its open holds stay alive while it runs (see sweeper.ts). */
+  /** This process, recorded on its holds. */
   instanceId: string
   /** How long a hold outlives its last heartbeat. */
   ttlMs: number
   now: () => number
+  /** How long a client waits for its settlement to land before it is answered from the local figures (default 2 s). */
+  closingAnswerMs?: number
+  /** Backoff between attempts of a closing that failed (default 250 ms doubling to 30 s). */
+  retryDelayMs?: (attempt: number) => number
 }
+
+/** A closing that keeps failing on its own data (not an outage) is given up after this many attempts: the sweep expires its hold. */
+const MAX_ATTEMPTS_WITHOUT_OUTAGE = 5
+/** A hold whose closing is pending is still renewed this long, so an outage shorter than this settles it rather than expiring it. */
+const PENDING_RENEWAL_MS = 10 * 60_000
+
+/** See boundedCost: recorded costs stop at this multiple of their hold. */
+const MAX_COST_PER_HOLD = 1000n
+
+const defaultRetryDelay = (attempt: number) => Math.min(30_000, 250 * 2 ** (attempt - 1))
 
 /**
  * Holds before a call, settlement or release after it (CONTRACT.md §5). Every change is a
  * conditional update under row locks in the database, so no number of processes can take a
  * payer below zero; many calls share one transaction (group commit) to keep a busy wallet fast.
+ *
+ * Only holds this process knows to be alive are renewed (see sweeper.ts): an open call's hold
+ * while the call runs, and a hold whose closing is still being retried for a bounded time. A
+ * hold whose take failed halfway (the commit's outcome unknown), or whose closing was given
+ * up, is left to expire, so no hold outlives its request by more than the TTL.
  */
 export class HoldBook {
   private readonly takes: Batcher<HoldRequest, Hold>
   private readonly closings: Batcher<Closing, ClosedHold>
+  /** Hold id -> renew until (ms): open calls forever, pending closings for a while. */
+  private readonly renewing = new Map<string, number>()
+  /** Closings not yet landed in the database. */
+  private readonly pending = new Set<Promise<unknown>>()
 
   private readonly db: Database
 
@@ -68,16 +94,89 @@ export class HoldBook {
   }
 
   /** Reserves the worst case, or fails with 402 insufficient_balance / 403 api_key_quota_exceeded. */
-  take(request: HoldRequest): Promise<Hold> {
-    return this.takes.submit(request)
+  async take(request: HoldRequest): Promise<Hold> {
+    if (request.amount < 0n || request.amount > MAX_HOLD_MICROS) {
+      throw new InvalidRequestError(`The worst case of this request exceeds the largest amount the gateway reserves for one call (${MAX_HOLD_MICROS / 1_000_000n} credits).`)
+    }
+    const hold = await this.takes.submit(request)
+    this.renewing.set(hold.id, Number.POSITIVE_INFINITY)
+    return hold
   }
 
+  /**
+   * Charges `cost` (capped at the hold) and releases the rest. Never fails: when the database
+   * cannot take the closing now, it is retried in the background until it lands, and the
+   * caller is answered from the same arithmetic the database will do.
+   */
   settle(hold: Hold, cost: bigint, usage: Record<string, unknown> | null, model = hold.model, route = hold.route): Promise<ClosedHold> {
-    return this.closings.submit({ hold, cost, usage, model, route })
+    return this.close({ hold, cost, usage, model, route })
   }
 
   release(hold: Hold): Promise<ClosedHold> {
-    return this.closings.submit({ hold, cost: 0n, usage: null, model: hold.model, route: hold.route })
+    return this.close({ hold, cost: 0n, usage: null, model: hold.model, route: hold.route })
+  }
+
+  /** The holds the heartbeat extends: open calls, and pending closings within their renewal window. */
+  liveHoldIds(): string[] {
+    const now = this.options.now()
+    const ids: string[] = []
+    for (const [id, until] of this.renewing) {
+      if (until >= now) ids.push(id)
+      else this.renewing.delete(id)
+    }
+    return ids
+  }
+
+  /** Waits (at most `timeoutMs`) for every closing still being retried: a stopping process lets them land. */
+  async drain(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs
+    while (this.pending.size > 0 && Date.now() < deadline) {
+      await Promise.race([Promise.allSettled([...this.pending]), Bun.sleep(Math.max(0, deadline - Date.now()))])
+    }
+    return this.pending.size === 0
+  }
+
+  private async close(requested: Closing): Promise<ClosedHold> {
+    const closing = { ...requested, cost: boundedCost(requested) }
+    const { id } = closing.hold
+    this.renewing.set(id, this.options.now() + PENDING_RENEWAL_MS)
+    const landing = this.land(closing).finally(() => {
+      this.renewing.delete(id)
+      this.pending.delete(landing)
+    })
+    this.pending.add(landing)
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const answerBy = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), this.options.closingAnswerMs ?? 2_000)
+    })
+    const landed = await Promise.race([landing, answerBy])
+    clearTimeout(timer)
+    return landed ?? closedLocally(closing)
+  }
+
+  /** Writes a closing, retrying with backoff until it lands; undefined when it was given up. */
+  private async land(closing: Closing): Promise<ClosedHold | undefined> {
+    const delay = this.options.retryDelayMs ?? defaultRetryDelay
+    let failures = 0
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const closed = await this.closings.submit(closing)
+        if (attempt > 1) logEvent('info', 'hold closing landed after retries', { hold_id: closing.hold.id, attempts: attempt })
+        return closed
+      } catch (error) {
+        const outage = isTransientDatabaseError(error)
+        if (!outage) failures++
+        if (attempt === 1 || failures >= MAX_ATTEMPTS_WITHOUT_OUTAGE) {
+          logEvent(failures >= MAX_ATTEMPTS_WITHOUT_OUTAGE ? 'error' : 'warn', failures >= MAX_ATTEMPTS_WITHOUT_OUTAGE ? 'hold closing given up; the sweep will expire the hold' : 'hold closing failed; retrying', {
+            hold_id: closing.hold.id,
+            request_id: closing.hold.requestId,
+            error: describeDatabaseError(error),
+          })
+        }
+        if (failures >= MAX_ATTEMPTS_WITHOUT_OUTAGE) return undefined
+        await Bun.sleep(delay(attempt))
+      }
+    }
   }
 
   /**
@@ -98,20 +197,46 @@ export class HoldBook {
       group.push(index)
       groups.set(request.payer.walletId, group)
     })
+    // Each group commits on its own, so a failure is recorded per group and never thrown: the
+    // batcher would otherwise write the groups that did commit a second time.
     await Promise.all(
       [...groups].map(async ([walletId, indexes]) => {
         const group = indexes.map((index): Hold => ({ ...requests[index]!, id: newId('hold'), month }))
-        const taken = await retryingDeadlocks(() => takeHoldsAtomically(this.database, walletId, group, this.options.instanceId, now, expiresAt))
-        if (!taken) return slow.push(...indexes)
-        indexes.forEach((index, position) => (outcomes[index] = group[position]!))
+        try {
+          const taken = await retryingDeadlocks(() => takeHoldsAtomically(this.database, walletId, group, this.options.instanceId, now, expiresAt))
+          if (!taken) return slow.push(...indexes)
+          indexes.forEach((index, position) => (outcomes[index] = group[position]!))
+        } catch (error) {
+          // A member the database refused: the locking path decides each one alone.
+          if (isTransientDatabaseError(error)) indexes.forEach((index) => (outcomes[index] = asError(error)))
+          else slow.push(...indexes)
+        }
       }),
     )
     if (slow.length > 0) {
       slow.sort((a, b) => a - b)
-      const decided = await retryingDeadlocks(() => this.takeLocked(slow.map((index) => requests[index]!), now, month, expiresAt))
+      const decided = await this.takeLockedIsolated(slow.map((index) => requests[index]!), now, month, expiresAt)
       slow.forEach((index, position) => (outcomes[index] = decided[position]!))
     }
     return outcomes
+  }
+
+  /** The locking path for many requests; when the transaction fails on a member's data, each request alone. */
+  private async takeLockedIsolated(requests: HoldRequest[], now: Date, month: string, expiresAt: Date): Promise<(Hold | Error)[]> {
+    try {
+      return await retryingDeadlocks(() => this.takeLocked(requests, now, month, expiresAt))
+    } catch (error) {
+      if (requests.length === 1 || isTransientDatabaseError(error)) return requests.map(() => asError(error))
+      const outcomes: (Hold | Error)[] = []
+      for (const request of requests) {
+        try {
+          outcomes.push(...(await retryingDeadlocks(() => this.takeLocked([request], now, month, expiresAt))))
+        } catch (alone) {
+          outcomes.push(asError(alone))
+        }
+      }
+      return outcomes
+    }
   }
 
   private takeLocked(requests: HoldRequest[], now: Date, month: string, expiresAt: Date): Promise<(Hold | Error)[]> {
@@ -195,18 +320,38 @@ export class HoldBook {
     const now = new Date(this.options.now())
     const closedIds = await retryingDeadlocks(() => closeHoldsAtomically(this.database, items, now, monthKey(now)))
     // A hold a sweep already expired gave its money back: the cost is recorded, uncollected.
+    // The closings above are committed: a failure here must not fail them (the batcher would write them again).
     const lapsed = items.filter((item) => !closedIds.has(item.hold.id) && item.cost > 0n)
     if (lapsed.length > 0) {
-      await this.db.insert(ledgerEntries).values(
-        lapsed.map((item) => ({ ...ledgerFields({ ...item.hold, model: item.model, route: item.route }, 'charge', 0n, now), usage: item.usage, uncollected: item.cost })),
-      )
+      await this.db
+        .insert(ledgerEntries)
+        .values(lapsed.map((item) => ({ ...ledgerFields({ ...item.hold, model: item.model, route: item.route }, 'charge', 0n, now), usage: item.usage, uncollected: item.cost })))
+        .catch((error: unknown) => logEvent('warn', 'could not record the uncollected cost of expired holds', { holds: lapsed.length, error: describeDatabaseError(error) }))
     }
-    return items.map((item): ClosedHold => {
-      if (!closedIds.has(item.hold.id)) return { charged: 0n, uncollected: item.cost }
-      const charged = item.cost < item.hold.amount ? item.cost : item.hold.amount
-      return { charged, uncollected: item.cost - charged }
-    })
+    return items.map((item): ClosedHold => (closedIds.has(item.hold.id) ? closedLocally(item) : { charged: 0n, uncollected: item.cost }))
   }
+}
+
+/** What a closing takes from the payer: the cost capped at the hold, the rest recorded as uncollected. */
+function closedLocally(closing: Closing): ClosedHold {
+  const charged = closing.cost < closing.hold.amount ? closing.cost : closing.hold.amount
+  return { charged, uncollected: closing.cost - charged }
+}
+
+/**
+ * Callers price usage they have already checked; this is the last guard before the database:
+ * a charge is never negative (the ledger refuses one), and a cost is recorded at most at a
+ * fixed multiple of the hold so that its uncollected part fits the column.
+ */
+function boundedCost(closing: Closing): bigint {
+  const ceiling = closing.hold.amount * MAX_COST_PER_HOLD
+  if (closing.cost >= 0n && closing.cost <= ceiling) return closing.cost
+  logEvent('error', 'a closing cost out of bounds was clamped', { hold_id: closing.hold.id, request_id: closing.hold.requestId })
+  return closing.cost < 0n ? 0n : ceiling
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error))
 }
 
 export function ledgerFields(hold: Hold, kind: 'hold' | 'charge' | 'release' | 'expire', amount: bigint, now: Date) {

@@ -6,6 +6,12 @@
 export const MICROS_PER_CREDIT = 1_000_000n
 /** Larger amounts are surely typos, and beyond it doubles stop holding six decimals exactly. */
 export const MAX_CREDITS = 1_000_000_000
+/**
+ * The largest hold one call may take (MAX_CREDITS): far beyond any real request, and small
+ * enough that a batch of 500 such holds, their sum and any cost recorded against them stay
+ * well inside Postgres's bigint (9.2e18). The database refuses larger holds too.
+ */
+export const MAX_HOLD_MICROS = BigInt(MAX_CREDITS) * MICROS_PER_CREDIT
 
 /** Exact: goes through the decimal text, never through a float multiplication. Undefined when `credits` has more than six decimals or is out of range. */
 export function creditsToMicros(credits: number): bigint | undefined {

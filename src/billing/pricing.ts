@@ -1,10 +1,14 @@
 import type { Pricing } from '../catalog/catalog-schema'
 import type { Usage } from '../spec/usage'
 import { creditsToMicros } from './money'
+import { InvalidRequestError } from '../errors/kinds'
+import { trustedCount, trustedSeconds, trustedUsage, UntrustedUsageError } from './usage-guard'
 
 /**
  * Prices are credits per unit (per million tokens, per call, ...). A charge is the exact sum
- * of its parts, rounded up once to a whole micro-credit (CONTRACT.md §7).
+ * of its parts, rounded up once to a whole micro-credit (CONTRACT.md §7). Every count is
+ * checked first (usage-guard.ts): a negative, fractional or non-numeric count from an
+ * upstream is an UntrustedUsageError, never a negative charge or a RangeError.
  */
 
 const TOKENS_PER_PRICE_UNIT = 1_000_000n
@@ -23,7 +27,8 @@ function divideUp(numerator: bigint, denominator: bigint): bigint {
 }
 
 /** Micro-credits for token usage: each token count times its per-million price. */
-export function chargeForUsage(pricing: Pricing, usage: Usage): bigint {
+export function chargeForUsage(pricing: Pricing, reported: Usage): bigint {
+  const usage = trustedUsage(reported)
   const input = priceMicros(pricing.input)
   // A cache price the model lacks falls back to the plain input price.
   const cacheRead = pricing.cacheRead === undefined ? input : priceMicros(pricing.cacheRead)
@@ -42,29 +47,35 @@ export function chargeForUsage(pricing: Pricing, usage: Usage): bigint {
  */
 export function worstCaseForTokens(pricing: Pricing, inputTokens: number, maxOutputTokens: number, webSearches = 0): bigint {
   const dearestInput = Math.max(pricing.input ?? 0, pricing.cacheRead ?? 0, pricing.cacheWrite ?? 0)
-  return chargeForUsage(
-    { ...pricing, input: dearestInput },
-    { inputTokens, outputTokens: maxOutputTokens, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: webSearches },
-  )
+  try {
+    return chargeForUsage(
+      { ...pricing, input: dearestInput },
+      { inputTokens, outputTokens: maxOutputTokens, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: webSearches },
+    )
+  } catch (error) {
+    // The request's own limits are checked at the edge; this is the backstop, still the client's fault.
+    if (error instanceof UntrustedUsageError) throw new InvalidRequestError('The limits of this request are not whole numbers in range.')
+    throw error
+  }
 }
 
 /** Micro-credits for `count` units at a per-unit price (an image, a search): exact. */
 export function chargePerUnit(price: number | undefined, count: number): bigint {
-  return BigInt(count) * priceMicros(price)
+  return BigInt(trustedCount(count, 'count')) * priceMicros(price)
 }
 
 /** Micro-credits for `count` at a per-million price (tokens, characters), rounded up. */
 export function chargePerMillion(price: number | undefined, count: number): bigint {
-  return divideUp(BigInt(count) * priceMicros(price), TOKENS_PER_PRICE_UNIT)
+  return divideUp(BigInt(trustedCount(count, 'count')) * priceMicros(price), TOKENS_PER_PRICE_UNIT)
 }
 
 /** Micro-credits for `seconds` of audio or video at a per-minute price, rounded up. */
 export function chargePerMinute(price: number | undefined, seconds: number): bigint {
   // Milliseconds keep fractional durations exact enough: 60,000 ms to the minute.
-  return divideUp(BigInt(Math.ceil(seconds * 1000)) * priceMicros(price), 60_000n)
+  return divideUp(BigInt(Math.ceil(trustedSeconds(seconds, 'seconds') * 1000)) * priceMicros(price), 60_000n)
 }
 
 /** Micro-credits for `seconds` of video at a per-second price, rounded up. */
 export function chargePerSecond(price: number | undefined, seconds: number): bigint {
-  return divideUp(BigInt(Math.ceil(seconds * 1000)) * priceMicros(price), 1000n)
+  return divideUp(BigInt(Math.ceil(trustedSeconds(seconds, 'seconds') * 1000)) * priceMicros(price), 1000n)
 }

@@ -1,25 +1,32 @@
-import { eq, lt } from 'drizzle-orm'
-import type { Database } from '../db/client'
-import { holds, ledgerEntries } from '../db/schema'
-import { adjustKeySpend, adjustWallets } from './hold-rows'
+import { sql } from 'drizzle-orm'
+import type { DatabaseHandle } from '../db/client'
+import { describeDatabaseError } from '../db/errors'
+import { retryingDeadlocks } from '../db/rows'
+import { logEvent } from '../observability/log'
+import { expireHoldsPage } from './sweep-statements'
 
 export interface SweeperOptions {
-  instanceId: string
   ttlMs: number
   intervalMs: number
   now: () => number
+  /** The holds this process knows to be alive (HoldBook.liveHoldIds): only these are renewed. */
+  liveHoldIds: () => string[]
+  /** Holds expired per statement (default 1000): each page is one short transaction. */
+  pageSize?: number
 }
 
 /**
- * Keeps this process's open holds alive and gives back the holds of processes that stopped
- * (CONTRACT.md §5.6): every tick extends our own holds' expiry, then expires anyone's hold whose
- * owner has not extended it within the TTL.
+ * Keeps this process's live holds from expiring and gives back everyone else's stale ones
+ * (CONTRACT.md §5.6): every tick extends the expiry of the holds this process's calls still
+ * need, then expires any hold whose expiry has passed: a crashed process's, or one whose
+ * request ended without closing it.
  */
 export class HoldSweeper {
   private timer: ReturnType<typeof setInterval> | undefined
+  private running = false
 
   constructor(
-    private readonly db: Database,
+    private readonly database: Pick<DatabaseHandle, 'rows'>,
     private readonly options: SweeperOptions,
   ) {}
 
@@ -32,51 +39,43 @@ export class HoldSweeper {
     this.timer = undefined
   }
 
+  /** One heartbeat and one sweep; a failure is logged in one short line and the next tick tries again. */
   async tick(): Promise<void> {
+    if (this.running) return
+    this.running = true
     try {
       await this.heartbeat()
       await this.expire()
     } catch (error) {
-      console.error(JSON.stringify({ level: 'error', message: 'hold sweep failed', error: String(error) }))
+      logEvent('error', 'hold sweep failed', { error: describeDatabaseError(error) })
+    } finally {
+      this.running = false
     }
   }
 
   async heartbeat(): Promise<void> {
-    await this.db
-      .update(holds)
-      .set({ expiresAt: new Date(this.options.now() + this.options.ttlMs) })
-      .where(eq(holds.instanceId, this.options.instanceId))
+    const ids = this.options.liveHoldIds()
+    if (ids.length === 0) return
+    const expiresAt = new Date(this.options.now() + this.options.ttlMs).toISOString()
+    await this.database.rows(sql`
+      update holds set expires_at = ${expiresAt}::timestamptz
+      where id in (select jsonb_array_elements_text(${JSON.stringify(ids)}::text::jsonb))`)
   }
 
-  /** Expires stale holds; with `everyOpenHold`, all open holds (an embedded database has no other process). */
+  /**
+   * Expires stale holds page by page until none is left, and returns how many; with
+   * `everyOpenHold`, all open holds (an embedded database has no other process). Each page
+   * commits on its own: a failure stops this sweep, keeps what earlier pages did, and the next
+   * sweep goes on from there.
+   */
   async expire(options: { everyOpenHold?: boolean } = {}): Promise<number> {
+    const pageSize = this.options.pageSize ?? 1000
     const now = new Date(this.options.now())
-    return this.db.transaction(async (tx) => {
-      const expired = await tx
-        .delete(holds)
-        .where(options.everyOpenHold ? undefined : lt(holds.expiresAt, now))
-        .returning()
-      if (expired.length === 0) return 0
-      await adjustWallets(tx, expired, (hold) => ({ held: -hold.amount, balance: 0n }))
-      await adjustKeySpend(tx, expired, (hold) => [{ month: hold.month, held: -hold.amount, charged: 0n }])
-      await tx.insert(ledgerEntries).values(
-        expired.map((hold) => ({
-          kind: 'expire' as const,
-          amount: hold.amount,
-          walletId: hold.walletId,
-          payerType: hold.payerType,
-          accountId: hold.accountId,
-          keyId: hold.keyId,
-          userSub: hold.userSub,
-          env: hold.env,
-          requestId: hold.requestId,
-          holdId: hold.id,
-          model: hold.model,
-          route: hold.route,
-          createdAt: now,
-        })),
-      )
-      return expired.length
-    })
+    let total = 0
+    for (;;) {
+      const expired = await retryingDeadlocks(() => expireHoldsPage(this.database, { now, everyOpenHold: options.everyOpenHold ?? false, pageSize }))
+      total += expired
+      if (expired < pageSize) return total
+    }
   }
 }

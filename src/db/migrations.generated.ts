@@ -2,9 +2,11 @@
 import m0 from '../../drizzle/0000_init.sql' with { type: 'text' }
 import m1 from '../../drizzle/0001_billing.sql' with { type: 'text' }
 import m2 from '../../drizzle/0002_open-holds-only.sql' with { type: 'text' }
+import m3 from '../../drizzle/0003_money-checks.sql' with { type: 'text' }
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: '0000_init', sql: m0 },
   { tag: '0001_billing', sql: m1 },
   { tag: '0002_open-holds-only', sql: m2 },
+  { tag: '0003_money-checks', sql: m3 },
 ]

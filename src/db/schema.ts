@@ -108,7 +108,11 @@ export const holds = pgTable(
   },
   // No secondary indexes: the table holds only requests in flight, and each index would cost
   // an insert and a delete per request for lookups (sweeps, heartbeats) that scan a few rows.
-  (table) => [check('holds_amount_not_negative', sql`${table.amount} >= 0`)],
+  (table) => [
+    check('holds_amount_not_negative', sql`${table.amount} >= 0`),
+    // MAX_HOLD_MICROS (billing/money.ts): the code refuses larger holds first, with a 400.
+    check('holds_amount_bounded', sql`${table.amount} <= 1000000000000000`),
+  ],
 )
 
 /**
@@ -157,6 +161,9 @@ export const ledgerEntries = pgTable(
     note: text('note'),
   },
   (table) => [
+    // Only an adjustment takes money out by its sign; a charge, hold, release or expiry is never negative.
+    check('ledger_amount_signed_by_kind', sql`${table.kind} = 'adjustment' or ${table.amount} >= 0`),
+    check('ledger_uncollected_not_negative', sql`${table.uncollected} >= 0`),
     uniqueIndex('ledger_idempotency').on(table.walletId, table.idempotencyKey).where(sql`${table.idempotencyKey} is not null`),
     // Partial: a row is indexed only under the parties it has, which keeps the hot insert path lean.
     index('ledger_account').on(table.accountId, table.id).where(sql`${table.accountId} is not null`),

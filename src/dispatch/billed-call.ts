@@ -2,9 +2,11 @@ import type { Caller } from '../auth/authenticate'
 import type { Hold } from '../billing/hold-book'
 import { microsToCredits } from '../billing/money'
 import { chargeForUsage } from '../billing/pricing'
+import { recordableUsage, UntrustedUsageError } from '../billing/usage-guard'
 import type { ModelEntry } from '../catalog/catalog-schema'
 import type { ProviderConfig } from '../config'
 import { UpstreamError } from '../errors/kinds'
+import { logEvent } from '../observability/log'
 import type { ProviderAdapter, UpstreamTarget } from '../providers/adapter'
 import type { Services } from '../services'
 import type { Usage, UsageSource } from '../spec/usage'
@@ -21,6 +23,12 @@ export interface RelayParams {
   /** The gateway's estimate, billed when an abandoned stream has no provider usage. */
   inputTokens: number
 }
+
+/**
+ * A provider's honest usage stays within the worst case the hold was sized for, give or take
+ * the estimator's margin; a price beyond this many holds is a fault, not a bill.
+ */
+const PLAUSIBLE_OVERRUN = 4n
 
 /** What settlement reports back to the client: the credits actually taken. */
 export interface Settled {
@@ -44,22 +52,49 @@ export class BilledCall {
 
   /** Charges the priced usage (capped at the hold); the rest of the hold is released. */
   settle(model: ModelEntry, route: string, usage: Usage, source: UsageSource): Promise<Settled> {
-    this.closing ??= this.services.holds
-      .settle(this.hold, chargeForUsage(model.pricing, usage), usageRecord(usage, source), model.id, route)
-      .then(async (result) => {
-        const { keyId, tokensPerMinute } = this.hold.payer
-        if (keyId && tokensPerMinute !== null) {
-          await this.services.rateLimiter.recordTokens(keyId, usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens + usage.outputTokens)
-        }
-        return { cost: microsToCredits(result.charged) }
-      })
+    this.closing ??= this.close(model, route, () => chargeForUsage(model.pricing, usage), usageRecord(usage, source)).then(async (closed) => {
+      const { keyId, tokensPerMinute } = this.hold.payer
+      if (closed.trusted && keyId && tokensPerMinute !== null) {
+        const tokens = usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens + usage.outputTokens
+        await this.services.rateLimiter.recordTokens(keyId, tokens).catch(() => undefined)
+      }
+      return { cost: closed.cost }
+    })
     return this.closing
   }
 
-  /** Charges a cost computed by the endpoint (images, characters, minutes), capped at the hold. */
-  settleCost(model: ModelEntry, route: string, cost: bigint, usage: Record<string, unknown>): Promise<Settled> {
-    this.closing ??= this.services.holds.settle(this.hold, cost, usage, model.id, route).then((result) => ({ cost: microsToCredits(result.charged) }))
+  /** Charges a cost priced by the endpoint (images, characters, minutes), capped at the hold. */
+  settleCost(model: ModelEntry, route: string, price: () => bigint, usage: Record<string, unknown>): Promise<Settled> {
+    this.closing ??= this.close(model, route, price, usage).then((closed) => ({ cost: closed.cost }))
     return this.closing
+  }
+
+  /**
+   * Prices the usage and settles. Usage the upstream reported that pricing refuses (negative,
+   * fractional, not a number), or whose price is far beyond the worst case the hold was sized
+   * for, is not trusted: the call is charged its full hold and the ledger marks the usage
+   * invalid (CONTRACT.md §7). Never fails: the hold book retries a closing the database did
+   * not take, and answers from the same arithmetic meanwhile.
+   */
+  private async close(model: ModelEntry, route: string, price: () => bigint, usage: Record<string, unknown>): Promise<{ cost: number; trusted: boolean }> {
+    const { amount } = this.hold
+    let cost: bigint
+    let invalid: string | undefined
+    try {
+      cost = price()
+      if (cost > amount * PLAUSIBLE_OVERRUN) invalid = 'cost beyond the plausible worst case'
+    } catch (error) {
+      if (!(error instanceof UntrustedUsageError)) logEvent('error', 'pricing failed', { request_id: this.hold.requestId, error: error instanceof Error ? error.message : String(error) })
+      invalid = error instanceof UntrustedUsageError ? error.message : 'pricing failed'
+      cost = amount
+    }
+    if (invalid !== undefined) {
+      logEvent('warn', 'untrusted upstream usage: charged the full hold', { request_id: this.hold.requestId, model: model.id, route, reason: invalid })
+      cost = amount
+    }
+    const record = invalid === undefined ? usage : { ...recordableUsage(usage), invalid: true, invalid_reason: invalid }
+    const closed = await this.services.holds.settle(this.hold, cost, record, model.id, route)
+    return { cost: microsToCredits(closed.charged), trusted: invalid === undefined }
   }
 
   /**
@@ -94,7 +129,7 @@ export class BilledCall {
     }
   }
 
-  /** Not billed (upstream failure, client-fault error): the whole hold goes back. */
+  /** Not billed (upstream failure, client-fault error): the whole hold goes back. Never fails, like settle. */
   release(): Promise<Settled> {
     this.closing ??= this.services.holds.release(this.hold).then(() => ({ cost: 0 }))
     return this.closing

@@ -33,6 +33,23 @@ export async function deliver(
   inputTokens: number,
   surface: SurfaceDelivery,
 ): Promise<Response> {
+  try {
+    return await deliverAnswer(call, answer, inputTokens, surface)
+  } catch (error) {
+    // An answer the gateway could not read or present: not billed, and the hold goes back now
+    // rather than with the sweep (a call that already closed keeps its closing).
+    answer.abort()
+    await call.release()
+    throw error
+  }
+}
+
+async function deliverAnswer(
+  call: BilledCall,
+  answer: UpstreamAnswer<(Route & { mode: 'native' }) | TranslatedRoute>,
+  inputTokens: number,
+  surface: SurfaceDelivery,
+): Promise<Response> {
   const { option } = answer
   const common = { abortUpstream: answer.abort, call, model: option.model, route: option.provider.name, inputTokens }
   if (surface.streaming) {

@@ -11,7 +11,8 @@ import { planRoutes, type Route } from './route-plan'
 
 /** What an upstream answer cost, what to record of it, and the client's reply once settled. */
 export interface PricedAnswer {
-  cost: bigint
+  /** The charge; throws UntrustedUsageError when the upstream's counts behind it cannot be trusted. */
+  cost: () => bigint
   usage: Record<string, unknown>
   respond(cost: number): Response
 }

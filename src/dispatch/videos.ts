@@ -50,7 +50,7 @@ export async function generateVideo(services: Services, caller: Caller, modelId:
     throw new ContentPolicyError(`The provider's safety filters withheld the video: ${outcome.reason}`)
   }
   const seconds = outcome.durationSeconds ?? request.durationSeconds
-  const settled = await call.settleCost(model, route, chargePerSecond(model.pricing.videoSecond, seconds), {
+  const settled = await call.settleCost(model, route, () => chargePerSecond(model.pricing.videoSecond, seconds), {
     video_seconds: seconds,
     source: outcome.durationSeconds === undefined ? 'requested' : 'provider',
   })

@@ -72,14 +72,15 @@ for (const kind of testDatabases) {
 
     test('a charge never exceeds its hold: the excess is recorded as uncollected', async () => {
       const { key, id: keyId, accountId } = await harness.key()
-      // The upstream reports far more than the request could have used.
-      a.script({ usage: { prompt_tokens: 100_000, completion_tokens: 100 } })
+      // The upstream reports more than the estimate allowed for (within the plausible overrun: beyond it the usage is not trusted).
+      a.script({ usage: { prompt_tokens: 500, completion_tokens: 100 } })
       const reply = await chat(key, { model: 'test/cheap', messages: hi, max_tokens: 100 })
       const entries = await ledger(`key_id=${keyId}`)
       const hold = entries.find((entry) => entry.kind === 'hold')
       const charge = entries.find((entry) => entry.kind === 'charge')
       expect(charge.amount).toBe(hold.amount)
-      expect(charge.uncollected).toBeCloseTo((100_000 + 200) / 1e6 - hold.amount, 6)
+      expect(charge.uncollected).toBeCloseTo((500 + 200) / 1e6 - hold.amount, 6)
+      expect(charge.uncollected).toBeGreaterThan(0)
       expect(entries.some((entry) => entry.kind === 'release')).toBe(false)
       expect(reply.json.usage.cost).toBe(hold.amount)
       expect((await wallet(accountId)).balance).toBeCloseTo(100 - hold.amount, 6)

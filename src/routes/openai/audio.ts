@@ -60,7 +60,7 @@ export function audioRoutes(context: GatewayContext, services: Services) {
             hold: (model) => chargePerMillion(model.pricing.inputChars, characters),
             async price(model, response) {
               return {
-                cost: chargePerMillion(model.pricing.inputChars, characters),
+                cost: () => chargePerMillion(model.pricing.inputChars, characters),
                 usage: { input_characters: characters },
                 respond: () => new Response(response.body, { headers: { 'content-type': SPEECH_TYPES[format] } }),
               }
@@ -126,17 +126,16 @@ async function priceTranscript(model: ModelEntry, response: Response): Promise<P
     const text = await response.text()
     const tokens = estimateTextTokens(text)
     return {
-      cost: chargePerMillion(model.pricing.output, tokens),
+      cost: () => chargePerMillion(model.pricing.output, tokens),
       usage: { output_tokens: tokens, source: 'estimate' },
       respond: () => new Response(text, { headers: { 'content-type': contentType } }),
     }
   }
   const answer = (await response.json()) as { text?: string; duration?: number; usage?: { type?: string; output_tokens?: number; seconds?: number } }
-  const tokens = answer.usage?.output_tokens ?? estimateTextTokens(answer.text ?? '')
-  const seconds = typeof answer.duration === 'number' ? answer.duration : answer.usage?.type === 'duration' ? answer.usage.seconds : undefined
-  const cost = chargePerMillion(model.pricing.output, tokens) + (seconds === undefined ? 0n : chargePerMinute(model.pricing.audioMinute, seconds))
+  const tokens = answer.usage?.output_tokens ?? estimateTextTokens(typeof answer.text === 'string' ? answer.text : '')
+  const seconds = answer.duration !== undefined ? answer.duration : answer.usage?.type === 'duration' ? answer.usage.seconds : undefined
   return {
-    cost,
+    cost: () => chargePerMillion(model.pricing.output, tokens) + (seconds === undefined ? 0n : chargePerMinute(model.pricing.audioMinute, seconds)),
     usage: { output_tokens: tokens, ...(seconds === undefined ? {} : { audio_seconds: seconds }) },
     respond: (credits: number) => Response.json({ ...answer, usage: { ...(answer.usage ?? {}), cost: credits } }),
   }

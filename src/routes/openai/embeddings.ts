@@ -86,7 +86,7 @@ async function priceNative(model: ModelEntry, response: Response, estimate: numb
   const answer = (await response.json()) as Record<string, unknown> & { usage?: { prompt_tokens?: number } }
   const tokens = answer.usage?.prompt_tokens ?? estimate
   return {
-    cost: chargePerMillion(model.pricing.input, tokens),
+    cost: () => chargePerMillion(model.pricing.input, tokens),
     usage: { input_tokens: tokens, source: answer.usage?.prompt_tokens === undefined ? 'estimate' : 'provider' },
     respond: (cost) => Response.json({ ...answer, model: model.id, usage: { ...(answer.usage ?? {}), cost } }),
   }
@@ -96,7 +96,7 @@ async function priceNative(model: ModelEntry, response: Response, estimate: numb
 async function priceTranslated(model: ModelEntry, response: Response, route: Route, body: EmbeddingsBody, estimate: number): Promise<PricedAnswer> {
   const vectors = route.adapter.readEmbeddings!(await response.json())
   return {
-    cost: chargePerMillion(model.pricing.input, estimate),
+    cost: () => chargePerMillion(model.pricing.input, estimate),
     usage: { input_tokens: estimate, source: 'estimate' },
     respond: (cost) =>
       Response.json({

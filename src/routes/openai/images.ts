@@ -34,7 +34,7 @@ export function imagesRoutes(context: GatewayContext, services: Services) {
             const answer = (await response.json()) as Record<string, unknown> & { data?: unknown[]; usage?: Record<string, unknown> }
             const images = Array.isArray(answer.data) ? answer.data.length : 0
             return {
-              cost: chargePerUnit(model.pricing.image, images),
+              cost: () => chargePerUnit(model.pricing.image, images),
               usage: { images },
               respond: (cost) => Response.json({ ...answer, usage: { ...(answer.usage ?? {}), cost } }),
             }

@@ -1,0 +1,51 @@
+import type { Usage } from '../spec/usage'
+
+/**
+ * Usage reported by an upstream is untrusted input (CONTRACT.md §7): a count must be a
+ * non-negative whole number a double holds exactly, and a duration a non-negative finite
+ * number of plausible length. Pricing refuses anything else with UntrustedUsageError, and the
+ * call is then charged its full hold with its usage marked invalid (BilledCall).
+ */
+export class UntrustedUsageError extends Error {
+  constructor(readonly field: string) {
+    super(`upstream usage field ${field} is not a plausible count`)
+  }
+}
+
+/** No single clip or recording is billed beyond a day: a longer reported duration is a fault. */
+const MAX_PLAUSIBLE_SECONDS = 86_400
+
+/** A count from an upstream (tokens, images, searches), or UntrustedUsageError. */
+export function trustedCount(value: unknown, field: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw new UntrustedUsageError(field)
+  return value
+}
+
+/** A duration in seconds from an upstream, or UntrustedUsageError. */
+export function trustedSeconds(value: unknown, field: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_PLAUSIBLE_SECONDS) throw new UntrustedUsageError(field)
+  return value
+}
+
+/** Every field of a canonical usage checked; throws on the first bad one. */
+export function trustedUsage(usage: Usage): Usage {
+  return {
+    inputTokens: trustedCount(usage.inputTokens, 'input_tokens'),
+    outputTokens: trustedCount(usage.outputTokens, 'output_tokens'),
+    cacheReadTokens: trustedCount(usage.cacheReadTokens, 'cache_read_tokens'),
+    cacheWriteTokens: trustedCount(usage.cacheWriteTokens, 'cache_write_tokens'),
+    webSearchRequests: trustedCount(usage.webSearchRequests, 'web_search_requests'),
+  }
+}
+
+/**
+ * A usage record safe to store whatever the upstream sent: numbers as they are when finite,
+ * anything else as short text (NaN, strings, objects), so the ledger shows what was reported.
+ */
+export function recordableUsage(usage: Record<string, unknown>): Record<string, unknown> {
+  const record: Record<string, unknown> = {}
+  for (const [field, value] of Object.entries(usage)) {
+    record[field] = typeof value === 'number' && Number.isFinite(value) ? value : typeof value === 'string' || typeof value === 'boolean' ? value : String(value).slice(0, 64)
+  }
+  return record
+}
