@@ -1,0 +1,129 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { openDatabase, type DatabaseHandle } from '../../src/db/client'
+import { queryRows } from '../../src/db/rows'
+import { sql } from 'drizzle-orm'
+import { testDatabases, type FreshDatabase } from '../support/databases'
+import { flaky } from '../support/flaky-database'
+import { bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
+import { expectBooksBalance } from '../support/ledger-checks'
+import { mockCatalogEnv } from '../support/mock-catalog'
+import { TcpProxy } from '../support/tcp-proxy'
+import { MockUpstream } from '../upstream/mock-upstream'
+
+/**
+ * The database goes away while a call is being settled: the client still gets a whole answer
+ * with its cost, the settlement is retried until the database is back, and the books end
+ * exact. On Postgres the outage is a real one (a TCP proxy in front of the server is cut); the
+ * embedded database has no network, so its billing statements are made to fail instead.
+ */
+for (const kind of testDatabases) {
+  describe(`durable settlement (${kind.kind})`, () => {
+    let database: FreshDatabase
+    let upstream: MockUpstream
+    let harness: TestGateway
+    let proxy: TcpProxy | undefined
+    let proxied: DatabaseHandle | undefined
+    let outage: { start(): void; end(): void }
+
+    beforeAll(async () => {
+      upstream = new MockUpstream().start()
+      database = await kind.open()
+      let handle: Pick<DatabaseHandle, 'db' | 'rows'>
+      if (database.url) {
+        const target = new URL(database.url)
+        proxy = new TcpProxy(target.hostname, Number(target.port || 5432)).start()
+        proxied = await openDatabase({ url: proxy.urlFor(database.url) })
+        handle = proxied
+        outage = { start: () => proxy!.cut(), end: () => proxy!.restore() }
+      } else {
+        const switchable = flaky(database)
+        handle = switchable.handle
+        outage = { start: () => (switchable.down = true), end: () => (switchable.down = false) }
+      }
+      harness = startGateway({ ...database, ...handle }, { config: testConfig(mockCatalogEnv(upstream.baseUrl, upstream.baseUrl)) })
+    })
+    afterAll(async () => {
+      harness.services.close()
+      await proxied?.close().catch(() => undefined)
+      proxy?.stop()
+      upstream.stop()
+      await database.close()
+    })
+
+    const heldOn = async (accountId: string) => {
+      const [row] = await queryRows<{ held: string }>(database.db, sql`select held::text as held from wallets where owner_id = ${accountId} and kind = 'wallet'`)
+      return BigInt(row?.held ?? '0')
+    }
+
+    test('a stream settled while the database is down: the client gets its cost, the charge lands when the database is back', async () => {
+      const { key, accountId } = await harness.key()
+      upstream.script({ text: 'one two three four five six seven', chunkDelayMs: 120, usage: { prompt_tokens: 40, completion_tokens: 7 } })
+      const response = await harness.gateway.handle(
+        new Request('http://localhost/v1/chat/completions', {
+          method: 'POST',
+          headers: { ...bearer(key), 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'test/cheap', messages: [{ role: 'user', content: 'count' }], stream: true, stream_options: { include_usage: true } }),
+        }),
+      )
+      expect(response.status).toBe(200)
+      const reader = response.body!.getReader()
+      const decoder = new TextDecoder()
+      let text = decoder.decode((await reader.read()).value)
+      outage.start()
+      try {
+        for (;;) {
+          const { done, value } = await reader.read()
+          if (done) break
+          text += decoder.decode(value)
+        }
+        // A proper end of stream, its cost computed by the gateway: 40 input x 1 + 7 output x 2, per million.
+        const cost = (40 * 1 + 7 * 2) / 1e6
+        const payloads = text.split('\n\n').filter((event) => event.startsWith('data: ')).map((event) => event.slice(6))
+        expect(payloads.at(-1)).toBe('[DONE]')
+        expect(JSON.parse(payloads.at(-2)!).usage.cost).toBe(cost)
+        // Not settled yet: the hold is still open in the database.
+        expect(await heldOn(accountId)).toBeGreaterThan(0n)
+        await Bun.sleep(1500)
+      } finally {
+        outage.end()
+      }
+      expect(await harness.services.holds.drain(30_000)).toBe(true)
+      expect(await heldOn(accountId)).toBe(0n)
+      const ledger = (await harness.admin('GET', `/ledger?account_id=${accountId}`)).json.data as { kind: string; amount: number }[]
+      expect(ledger.map((entry) => entry.kind)).toEqual(['release', 'charge', 'hold', 'topup'])
+      expect(ledger[1]!.amount).toBe((40 * 1 + 7 * 2) / 1e6)
+      await expectBooksBalance(database.db)
+    }, 60_000)
+
+    test('a release that fails during an outage is retried too: nothing is charged, the hold comes back', async () => {
+      const { key, accountId } = await harness.key()
+      upstream.script({ text: 'one two three four five six', chunkDelayMs: 120, cutAfterChunks: 3 })
+      const response = await harness.gateway.handle(
+        new Request('http://localhost/v1/chat/completions', {
+          method: 'POST',
+          headers: { ...bearer(key), 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'test/cheap', messages: [{ role: 'user', content: 'count' }], stream: true }),
+        }),
+      )
+      const reader = response.body!.getReader()
+      await reader.read()
+      outage.start()
+      try {
+        let text = ''
+        for (;;) {
+          const { done, value } = await reader.read()
+          if (done) break
+          text += new TextDecoder().decode(value)
+        }
+        expect(text).toContain('"error"')
+        expect(text).not.toContain('[DONE]')
+        await Bun.sleep(1000)
+      } finally {
+        outage.end()
+      }
+      expect(await harness.services.holds.drain(30_000)).toBe(true)
+      expect(await harness.admin('GET', `/accounts/${accountId}`).then((reply) => reply.json.wallet)).toEqual({ balance: 100, held: 0, available: 100 })
+      await expectBooksBalance(database.db)
+    }, 60_000)
+  })
+}
