@@ -19,3 +19,13 @@ export const NO_USAGE: Usage = { inputTokens: 0, outputTokens: 0, cacheReadToken
 
 /** Where the figures came from: the provider's report, or the gateway's own count of what it relayed. */
 export type UsageSource = 'provider' | 'estimate'
+
+/**
+ * An upstream's count as it goes into the canonical usage: absent is 0, a number stays as it
+ * is (billing checks it: usage-guard.ts), and anything else (a numeric string, an object)
+ * becomes NaN so that no arithmetic in a converter can turn it into a count that looks valid.
+ */
+export function reportedCount(value: unknown): number {
+  if (value === undefined || value === null) return 0
+  return typeof value === 'number' ? value : Number.NaN
+}

@@ -1,4 +1,4 @@
-import type { Usage } from '../../spec/usage'
+import { reportedCount, type Usage } from '../../spec/usage'
 import type { MessagesUsage } from './api'
 
 /**
@@ -10,10 +10,10 @@ export function convertMessagesUsage(raw: unknown): Usage | undefined {
   const usage = raw as MessagesUsage
   if (typeof usage.input_tokens !== 'number' && typeof usage.output_tokens !== 'number') return undefined
   return {
-    inputTokens: usage.input_tokens ?? 0,
-    outputTokens: usage.output_tokens ?? 0,
-    cacheReadTokens: usage.cache_read_input_tokens ?? 0,
-    cacheWriteTokens: usage.cache_creation_input_tokens ?? 0,
-    webSearchRequests: usage.server_tool_use?.web_search_requests ?? 0,
+    inputTokens: reportedCount(usage.input_tokens),
+    outputTokens: reportedCount(usage.output_tokens),
+    cacheReadTokens: reportedCount(usage.cache_read_input_tokens),
+    cacheWriteTokens: reportedCount(usage.cache_creation_input_tokens),
+    webSearchRequests: reportedCount(usage.server_tool_use?.web_search_requests),
   }
 }
