@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { sql } from 'drizzle-orm'
+import { queryRows } from '../../src/db/rows'
+import { testDatabases, type FreshDatabase } from '../support/databases'
+import { bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
+import { expectBooksBalance } from '../support/ledger-checks'
+import { mockCatalogEnv } from '../support/mock-catalog'
+import { MockUpstream } from '../upstream/mock-upstream'
+
+/**
+ * A tenant with no credit sends requests whose worst case overflows any integer, at the same
+ * time as another tenant's ordinary traffic. The attacker gets 4xx answers; the victim sees
+ * only 200s, and no hold is left behind.
+ */
+const ATTACKS: { name: string; path: string; headers?: Record<string, string>; body: object }[] = [
+  { name: 'chat max_tokens 1e300', path: '/v1/chat/completions', body: { model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1e300 } },
+  { name: 'messages max_tokens 1e18', path: '/v1/messages', body: { model: 'claude-sonnet-4-5', max_tokens: 1e18, messages: [{ role: 'user', content: 'hi' }] } },
+  {
+    name: 'web search max_uses 1e300',
+    path: '/v1/messages',
+    body: { model: 'claude-sonnet-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 1e300 }] },
+  },
+  { name: 'Veo duration_seconds 1e20', path: '/v1/videos/generations', body: { model: 'google/veo-test', prompt: 'a cat', duration_seconds: 1e20 } },
+]
+
+for (const kind of testDatabases) {
+  describe(`a hostile tenant cannot hurt another (${kind.kind})`, () => {
+    let database: FreshDatabase
+    let harness: TestGateway
+    const upstream = new MockUpstream()
+
+    beforeAll(async () => {
+      upstream.start()
+      database = await kind.open()
+      harness = startGateway(database, { config: testConfig(mockCatalogEnv(upstream.baseUrl, upstream.baseUrl)) })
+    })
+    afterAll(async () => {
+      harness.services.close()
+      upstream.stop()
+      await database.close()
+    })
+
+    test('overflowing requests from a zero-credit key, concurrent with a victim: the victim sees only 200s', async () => {
+      const victim = await harness.key({ account_id: (await harness.account(1000)).id })
+      const attacker = await harness.key({ account_id: (await harness.account(0)).id })
+      const rounds = 40
+      const victimCalls: Promise<{ status: number }>[] = []
+      const attackerCalls: Promise<{ status: number; text: string }>[] = []
+      for (let round = 0; round < rounds; round++) {
+        for (const attack of ATTACKS) {
+          attackerCalls.push(harness.call('POST', attack.path, { headers: bearer(attacker.key), body: attack.body }))
+        }
+        victimCalls.push(harness.call('POST', '/v1/chat/completions', { headers: bearer(victim.key), body: { model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }], max_tokens: 20 } }))
+        victimCalls.push(harness.call('POST', '/v1/messages', { headers: { 'x-api-key': victim.key }, body: { model: 'claude-sonnet-4-5', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] } }))
+      }
+      const victimStatuses = (await Promise.all(victimCalls)).map((reply) => reply.status)
+      const attackerReplies = await Promise.all(attackerCalls)
+      expect(victimStatuses.filter((status) => status !== 200)).toEqual([])
+      for (const reply of attackerReplies) {
+        expect(reply.status).toBe(400)
+        expect(reply.text).not.toContain('internal_error')
+      }
+      const [open] = await queryRows<{ n: number }>(database.db, sql`select count(*)::int as n from holds`)
+      expect(open!.n).toBe(0)
+      const [attackerEntries] = await queryRows<{ n: number }>(database.db, sql`select count(*)::int as n from ledger_entries where key_id = ${attacker.id}`)
+      expect(attackerEntries!.n).toBe(0)
+      await expectBooksBalance(database.db)
+    }, 60_000)
+  })
+}
