@@ -41,6 +41,8 @@ export interface ProviderConfig extends ProviderEntry {
   configured: boolean
   pollIntervalMs: number
   timeoutMs: number
+  jobTimeoutMs: number
+  streamIdleTimeoutMs: number
 }
 
 export interface ServiceAccount {
@@ -136,6 +138,8 @@ function checkReferences(catalog: CatalogFile, file: string): void {
       if (creditsToMicros(price) === undefined) fail(`models[${index}].pricing.${unit}`, 'prices have at most 6 decimals')
     }
     if (model.type === 'video' && !model.videoFamily) fail(`models[${index}].videoFamily`, 'video models need "A" or "B"')
+    // Family B's lengths are fixed by its API (4, 8, 12; CONTRACT.md §7): only family A lists its own.
+    if (model.videoDurations && (model.type !== 'video' || model.videoFamily !== 'A')) fail(`models[${index}].videoDurations`, 'only family A video models list their durations')
   })
   const chatModels = new Set(catalog.models.filter((model) => model.type === 'chat').map((model) => model.id))
   catalog.aliases?.forEach((alias, index) => {
@@ -167,6 +171,8 @@ function resolveProviders(entries: Record<string, ProviderEntry>, env: Env): Map
       configured: !needsCredential || credential !== undefined || serviceAccount !== undefined,
       pollIntervalMs: entry.pollIntervalMs ?? 5000,
       timeoutMs: entry.timeoutMs ?? 600_000,
+      jobTimeoutMs: entry.jobTimeoutMs ?? 900_000,
+      streamIdleTimeoutMs: entry.streamIdleTimeoutMs ?? 120_000,
     })
   }
   return providers

@@ -91,8 +91,16 @@ describe('config file', () => {
     expect(catalog.listModels().map((model) => model.id)).toEqual(['acme/local'])
     expect(catalog.listAliases().map((alias) => alias.id)).toEqual(['tollgate/best'])
     const withKey = loadConfig({ ...withFile(validFile), MAIN_KEY: 'secret' })
-    expect(withKey.providers.get('main')).toMatchObject({ credential: 'secret', configured: true, pollIntervalMs: 5000 })
+    expect(withKey.providers.get('main')).toMatchObject({ credential: 'secret', configured: true, pollIntervalMs: 5000, jobTimeoutMs: 900_000, streamIdleTimeoutMs: 120_000 })
     expect(new Catalog(withKey).listModels()).toHaveLength(2)
+  })
+  test('provider timeouts and a family A model\'s clip lengths are read from the file', () => {
+    const file = structuredClone(validFile) as any
+    file.providers.main = { ...file.providers.main, streamIdleTimeoutMs: 30_000, jobTimeoutMs: 60_000 }
+    file.models.push({ id: 'acme/clip', type: 'video', videoFamily: 'A', videoDurations: [5, 10], routes: [{ provider: 'main', model: 'v' }], pricing: { videoSecond: 0.1 } })
+    const config = loadConfig(withFile(file))
+    expect(config.providers.get('main')).toMatchObject({ streamIdleTimeoutMs: 30_000, jobTimeoutMs: 60_000 })
+    expect(config.models.find((model) => model.id === 'acme/clip')?.videoDurations).toEqual([5, 10])
   })
   test('./tollgate.json is used when present and TOLLGATE_CONFIG is unset', () => {
     const previous = process.cwd()
@@ -125,6 +133,12 @@ describe('config file', () => {
       broken((file) => (file.providers.vx = { api: 'vertex', baseUrl: 'http://127.0.0.1:9', project: 'p', location: 'l', serviceAccountKeyFile: join(dir, 'no-key.json') })),
     ).toContain('providers.vx.serviceAccountKeyFile')
     expect(broken((file) => (file.providers.vx = { api: 'vertex', baseUrl: 'http://127.0.0.1:9' }))).toContain('providers.vx')
+    expect(broken((file) => (file.providers.main.streamIdleTimeoutMs = 0))).toContain('providers.main.streamIdleTimeoutMs')
+    expect(broken((file) => (file.providers.main.jobTimeoutMs = 1.5))).toContain('providers.main.jobTimeoutMs')
+    const clip = (extra: object) => ({ id: 'acme/clip', type: 'video', routes: [{ provider: 'main', model: 'v' }], pricing: {}, ...extra })
+    expect(broken((file) => file.models.push(clip({ videoFamily: 'A', videoDurations: [4, 4.5] })))).toContain('models[2].videoDurations')
+    expect(broken((file) => file.models.push(clip({ videoFamily: 'A', videoDurations: [] })))).toContain('models[2].videoDurations')
+    expect(broken((file) => file.models.push(clip({ videoFamily: 'B', videoDurations: [4, 8] })))).toContain('only family A')
     expect(configError(withFile('{ not json'))).toContain('not valid JSON')
     expect(configError({ TOLLGATE_CONFIG: join(dir, 'missing.json') })).toContain('cannot read')
   })

@@ -18,11 +18,16 @@ export const ProviderSchema = Type.Object(
     accessTokenEnv: Type.Optional(Type.String({ minLength: 1 })),
     /** Vertex: a Google service-account key (JSON) the gateway signs its own access tokens with. */
     serviceAccountKeyFile: Type.Optional(Type.String({ minLength: 1 })),
+    /** How often a long-running job (a video) is polled. */
     pollIntervalMs: Type.Optional(Type.Integer({ minimum: 10 })),
+    /** How long a whole long-running job may take before it is given up (504, not billed). */
+    jobTimeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
     /** An `openai` provider that also serves OpenAI's Responses API (`/responses`), reached natively. */
     responsesApi: Type.Optional(Type.Boolean()),
     /** How long to wait for an upstream's response headers before trying the next route. */
     timeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
+    /** How long a stream may stay silent, once its headers came, before the gateway ends it. */
+    streamIdleTimeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
   },
   { additionalProperties: false },
 )
@@ -64,6 +69,8 @@ export const ModelSchema = Type.Object(
     maxOutputTokens: Type.Optional(Type.Integer({ minimum: 1 })),
     tags: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     videoFamily: Type.Optional(Type.Union([Type.Literal('A'), Type.Literal('B')])),
+    /** Family A: the clip lengths (seconds) the model accepts; absent, Veo 3.x's 4, 6 and 8. */
+    videoDurations: Type.Optional(Type.Array(Type.Integer({ minimum: 1, maximum: 3600 }), { minItems: 1, uniqueItems: true })),
   },
   { additionalProperties: false },
 )

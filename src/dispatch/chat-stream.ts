@@ -1,9 +1,9 @@
 import { errorBody } from '../errors/render'
-import { UpstreamError } from '../errors/kinds'
 import { estimateTextTokens } from '../billing/estimator'
 import { readSse, writeSse } from '../http/sse'
 import type { Usage } from '../spec/usage'
 import type { RelayParams } from './billed-call'
+import { closeUnfinishedStream, type StreamedSoFar } from './unfinished-stream'
 
 export interface ChatStreamParams extends RelayParams {
   /** The client set stream_options.include_usage: it gets the usage chunk, with the cost. */
@@ -24,7 +24,8 @@ const encoder = new TextEncoder()
  * Relays an OpenAI-format chat stream event by event, as it arrives. Usage is always asked of
  * the upstream; its usage chunk is held back, settled, and shown (with `cost`) only to clients
  * that asked for it. A stream the client abandons is settled for what was generated; a stream
- * the upstream breaks ends with an error chunk and no [DONE], and is not billed.
+ * the upstream breaks ends with an error chunk and no [DONE], and is not billed; one that goes
+ * silent ends the same way and is settled for what was streamed (unfinished-stream.ts).
  */
 export function relayChatStream(params: ChatStreamParams): Response {
   const events = readSse(params.upstream.body ?? new ReadableStream())[Symbol.asyncIterator]()
@@ -35,17 +36,18 @@ export function relayChatStream(params: ChatStreamParams): Response {
   let finished = false
 
   const estimate = (): Usage => ({ inputTokens: params.inputTokens, outputTokens, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: 0 })
+  const soFar = (): StreamedSoFar => (usage ? { usage, source: 'provider' } : { usage: estimate(), source: 'estimate' })
 
   const fail = async (controller: ReadableStreamDefaultController<Uint8Array>, error: unknown) => {
-    await params.call.release()
-    const gatewayError = new UpstreamError('The upstream stream failed before it completed.', { cause: error })
+    const gatewayError = await closeUnfinishedStream(params, error, soFar)
     controller.enqueue(encoder.encode(writeSse({ data: JSON.stringify(errorBody(gatewayError, 'openai')) })))
     controller.close()
   }
 
   const finish = async (controller: ReadableStreamDefaultController<Uint8Array>) => {
     if (!finished && !usage) return fail(controller, new Error('the upstream stream ended without finishing'))
-    const settled = await params.call.settle(params.model, params.route, usage ?? estimate(), usage ? 'provider' : 'estimate')
+    const { usage: final, source } = soFar()
+    const settled = await params.call.settle(params.model, params.route, final, source)
     if (params.clientWantsUsage) {
       const chunk = { ...usageChunkBase(lastChunk), model: params.model.id, choices: [], usage: { ...usageFields(lastUsage), cost: settled.cost } }
       controller.enqueue(encoder.encode(writeSse({ data: JSON.stringify(chunk) })))
@@ -96,7 +98,8 @@ export function relayChatStream(params: ChatStreamParams): Response {
       async cancel() {
         // The client went away: stop the upstream and bill what was generated so far.
         params.abortUpstream()
-        await params.call.settle(params.model, params.route, usage ?? estimate(), usage ? 'provider' : 'estimate')
+        const { usage: final, source } = soFar()
+        await params.call.settle(params.model, params.route, final, source)
       },
     }),
     { headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' } },

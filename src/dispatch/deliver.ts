@@ -1,3 +1,4 @@
+import { watchIdle } from '../http/idle-timeout'
 import type { Answer } from '../spec/answer'
 import type { Usage } from '../spec/usage'
 import type { BilledCall, RelayParams } from './billed-call'
@@ -53,9 +54,11 @@ async function deliverAnswer(
   const { option } = answer
   const common = { abortUpstream: answer.abort, call, model: option.model, route: option.provider.name, inputTokens }
   if (surface.streaming) {
+    // Every relay reads the upstream through the idle watch: silence ends it, settled (unfinished-stream.ts).
+    const body = watchIdle(answer.response.body ?? new ReadableStream(), option.provider.streamIdleTimeoutMs, answer.abort)
     return option.mode === 'translated'
-      ? relayTranslatedStream({ ...common, parts: option.readStream(answer.response.body ?? new ReadableStream()), encoder: surface.streamEncoder() })
-      : surface.relayNative({ ...common, upstream: answer.response, adapter: option.adapter })
+      ? relayTranslatedStream({ ...common, parts: option.readStream(body), encoder: surface.streamEncoder() })
+      : surface.relayNative({ ...common, upstream: new Response(body, answer.response), adapter: option.adapter })
   }
   const body = await call.readJson(answer.response)
   if (option.mode === 'translated') {

@@ -1,9 +1,8 @@
 import { estimateTextTokens } from '../billing/estimator'
-import { UpstreamError } from '../errors/kinds'
 import { errorBody } from '../errors/render'
 import { readSse, writeSse, type SseEvent } from '../http/sse'
-import type { Usage } from '../spec/usage'
 import type { RelayParams } from './billed-call'
+import { closeUnfinishedStream, type StreamedSoFar } from './unfinished-stream'
 
 export interface MessagesStreamParams extends RelayParams {
   /** The model id the client asked for, shown in message_start whichever route served. */
@@ -18,7 +17,8 @@ const encoder = new TextEncoder()
  * Relays a native messages stream event by event, keeping the upstream's sequence. The last
  * message_delta is held back until message_stop: the call is settled from its cumulative usage,
  * and it goes out carrying `usage.cost`. A broken stream ends with `event: error` and is not
- * billed; a stream the client abandons is billed for what was generated.
+ * billed; a stream the client abandons is billed for what was generated, and so is one that goes
+ * silent (it too ends with `event: error`; unfinished-stream.ts).
  */
 export function relayMessagesStream(params: MessagesStreamParams): Response {
   const events = readSse(params.upstream.body ?? new ReadableStream())[Symbol.asyncIterator]()
@@ -26,7 +26,7 @@ export function relayMessagesStream(params: MessagesStreamParams): Response {
   let streamedTokens = 0
   let pendingDelta: Record<string, unknown> | undefined
 
-  const usage = (): { usage: Usage; source: 'provider' | 'estimate' } => {
+  const usage = (): StreamedSoFar => {
     const provider = params.adapter.messagesUsage?.(reported)
     if (provider && typeof reported.output_tokens === 'number' && pendingDelta) return { usage: provider, source: 'provider' }
     const input = provider ?? { inputTokens: params.inputTokens, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: 0 }
@@ -34,8 +34,7 @@ export function relayMessagesStream(params: MessagesStreamParams): Response {
   }
   const send = (controller: ReadableStreamDefaultController<Uint8Array>, event: SseEvent) => controller.enqueue(encoder.encode(writeSse(event)))
   const fail = async (controller: ReadableStreamDefaultController<Uint8Array>, cause: unknown) => {
-    await params.call.release()
-    const error = new UpstreamError('The upstream stream failed before it completed.', { cause })
+    const error = await closeUnfinishedStream(params, cause, usage)
     send(controller, { event: 'error', data: JSON.stringify(errorBody(error, 'messages')) })
     controller.close()
   }

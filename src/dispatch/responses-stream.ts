@@ -2,7 +2,7 @@ import { estimateTextTokens } from '../billing/estimator'
 import { readSse, writeSse, type SseEvent } from '../http/sse'
 import type { Usage } from '../spec/usage'
 import type { RelayParams } from './billed-call'
-
+import { closeUnfinishedStream } from './unfinished-stream'
 
 type Json = Record<string, unknown>
 
@@ -12,7 +12,8 @@ const TERMINAL = new Set(['response.completed', 'response.incomplete'])
 /**
  * Relays a native Responses event stream event by event. The final response.completed (or
  * incomplete) is settled from its usage and goes out with `usage.cost`; response.failed or an
- * error event releases the hold; a stream that just stops ends with an `error` event.
+ * error event releases the hold; a stream that just stops ends with an `error` event, released,
+ * and one that goes silent ends the same way, settled for what was streamed (unfinished-stream.ts).
  */
 export function relayResponsesStream(params: RelayParams): Response {
   const events = readSse(params.upstream.body ?? new ReadableStream())[Symbol.asyncIterator]()
@@ -21,6 +22,11 @@ export function relayResponsesStream(params: RelayParams): Response {
   const estimate = (): Usage => ({ inputTokens: params.inputTokens, outputTokens, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: 0 })
   const send = (controller: ReadableStreamDefaultController<Uint8Array>, event: SseEvent) => controller.enqueue(encoder.encode(writeSse(event)))
   const withModel = (data: Json): Json => (data.response && typeof data.response === 'object' ? { ...data, response: { ...(data.response as Json), model: params.model.id } } : data)
+  const fail = async (controller: ReadableStreamDefaultController<Uint8Array>, cause: unknown) => {
+    const error = await closeUnfinishedStream(params, cause, () => ({ usage: estimate(), source: 'estimate' }))
+    send(controller, { event: 'error', data: JSON.stringify({ type: 'error', code: error.code, message: error.message, param: null, sequence_number: sequence }) })
+    controller.close()
+  }
 
   return new Response(
     new ReadableStream<Uint8Array>({
@@ -28,14 +34,10 @@ export function relayResponsesStream(params: RelayParams): Response {
         let next: IteratorResult<SseEvent>
         try {
           next = await events.next()
-        } catch {
-          next = { done: true, value: undefined }
+        } catch (cause) {
+          return fail(controller, cause)
         }
-        if (next.done) {
-          await params.call.release()
-          send(controller, { event: 'error', data: JSON.stringify({ type: 'error', code: 'upstream_error', message: 'The upstream stream failed before it completed.', param: null, sequence_number: sequence }) })
-          return controller.close()
-        }
+        if (next.done) return fail(controller, new Error('the upstream stream ended before response.completed'))
         let data: Json
         try {
           data = JSON.parse(next.value.data) as Json

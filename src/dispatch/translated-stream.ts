@@ -1,11 +1,11 @@
 import { estimateTextTokens } from '../billing/estimator'
 import type { ModelEntry } from '../catalog/catalog-schema'
 import type { GatewayError } from '../errors/gateway-error'
-import { UpstreamError } from '../errors/kinds'
 import { writeSse, type SseEvent } from '../http/sse'
 import type { StreamPart } from '../spec/answer'
 import type { Usage } from '../spec/usage'
 import type { BilledCall } from './billed-call'
+import { closeUnfinishedStream } from './unfinished-stream'
 
 /** Writes canonical parts in one surface's stream format. */
 export interface SurfaceStreamEncoder {
@@ -31,7 +31,7 @@ const encoder = new TextEncoder()
 /**
  * Relays a stream that crosses formats: upstream events become canonical parts (the provider's
  * convert-stream), and parts become the surface's events. Billing reads only the `finish` part;
- * an abandoned stream is billed by the gateway's own count, a broken one not at all.
+ * an abandoned or silent stream is billed by the gateway's own count, a broken one not at all.
  */
 export function relayTranslatedStream(params: TranslatedStreamParams): Response {
   const parts = params.parts[Symbol.asyncIterator]()
@@ -49,8 +49,8 @@ export function relayTranslatedStream(params: TranslatedStreamParams): Response 
           try {
             next = await parts.next()
           } catch (cause) {
-            await params.call.release()
-            send(controller, params.encoder.failure(new UpstreamError('The upstream stream failed before it completed.', { cause })))
+            const error = await closeUnfinishedStream(params, cause, () => ({ usage: estimate(), source: 'estimate' }))
+            send(controller, params.encoder.failure(error))
             return controller.close()
           }
           if (next.done) return controller.close()

@@ -2,28 +2,30 @@ import type { Caller } from '../auth/authenticate'
 import { chargePerSecond } from '../billing/pricing'
 import { requireModelType, resolveModel } from '../catalog/resolve-model'
 import { GatewayError } from '../errors/gateway-error'
-import { ContentPolicyError, ModelNotSupportedError, UpstreamError } from '../errors/kinds'
+import { ClientClosedError, ContentPolicyError, ModelNotSupportedError, UpstreamError, UpstreamTimeoutError } from '../errors/kinds'
 import { decodeVideoRequest, type VideoBody } from '../routes/openai/decode-video'
 import type { Services } from '../services'
 import type { VideoOutcome } from '../spec/video'
 import { BilledCall } from './billed-call'
 import { planRoutes } from './route-plan'
+import { runVideoJob, type VideoRoute } from './video-job'
 
 /**
- * POST /v1/videos/generations, synchronous (API.md §4.4): hold the requested seconds, let the
- * route's adapter submit, poll and fetch the clip while the client waits, then charge the
- * seconds the provider reports (or the requested, snapped ones). A failure, a safety block or
- * a client that goes away is not billed.
+ * POST /v1/videos/generations, synchronous (API.md §4.4): check the duration against the
+ * model, hold the requested seconds, let the route's adapter submit, poll and fetch the clip
+ * while the client waits (video-job.ts bounds the job and decides what a client leaving means),
+ * then charge the seconds the provider reports (or the requested, snapped ones). A failure, a
+ * safety block, a job past its deadline or one cancelled for a client that left is not billed.
  */
 export async function generateVideo(services: Services, caller: Caller, modelId: string, body: VideoBody, requestId: string, clientSignal: AbortSignal): Promise<Response> {
   const resolved = await resolveModel(services, caller, modelId)
   if (resolved.kind !== 'model') throw new ModelNotSupportedError(`'${modelId}' is served by /v1/chat/completions only.`, { param: 'model' })
   requireModelType(resolved, 'video', '/v1/videos/generations')
   const { model } = resolved
-  const request = decodeVideoRequest(body, model.videoFamily ?? 'A')
-  const options = planRoutes(services, resolved, (route) => {
+  const request = decodeVideoRequest(body, model)
+  const options = planRoutes(services, resolved, (route): VideoRoute | undefined => {
     const generate = route.adapter.generateVideo
-    return generate ? { ...route, generate } : undefined
+    return generate ? { provider: route.provider, upstreamModel: route.upstreamModel, generate, cancel: route.adapter.cancelVideoJob } : undefined
   })
   const call = await BilledCall.open(services, caller, chargePerSecond(model.pricing.videoSecond, request.durationSeconds), requestId, model.id, options[0]!.provider.name)
 
@@ -31,14 +33,19 @@ export async function generateVideo(services: Services, caller: Caller, modelId:
   let route = options[0]!.provider.name
   let lastError: unknown
   for (const option of options) {
+    // A client already gone starts no job: nobody would pay for it.
+    if (clientSignal.aborted) {
+      lastError ??= new ClientClosedError('The client left before the video job started.')
+      break
+    }
     try {
-      outcome = await option.generate({ provider: option.provider, model: option.upstreamModel, signal: clientSignal }, request)
+      outcome = await runVideoJob(option, request, clientSignal)
       route = option.provider.name
       break
     } catch (error) {
       lastError = error
-      // A retryable failure before the job ran may move to the next route; anything else ends it.
-      if (clientSignal.aborted || !(error instanceof GatewayError) || !error.retryable) break
+      // A retryable failure may move to the next route; a job past its deadline has had its time.
+      if (clientSignal.aborted || !(error instanceof GatewayError) || !error.retryable || error instanceof UpstreamTimeoutError) break
     }
   }
   if (!outcome) {

@@ -126,6 +126,22 @@ export class UpstreamTimeoutError extends GatewayError {
   override readonly retryable = true
 }
 
+/**
+ * An upstream stream that went silent for the provider's `streamIdleTimeoutMs`. Unlike a broken
+ * stream (not billed), the gateway chose to stop it, as a client may: what was streamed is billed.
+ */
+export class StreamIdleTimeoutError extends UpstreamTimeoutError {}
+
+/**
+ * The client left before its answer was ready. Nobody reads the response; the status says so
+ * in the request log (nginx's 499, CONTRACT.md §8).
+ */
+export class ClientClosedError extends GatewayError {
+  readonly status = 499
+  readonly code = 'client_closed'
+  readonly type = 'api_error'
+}
+
 /** The last resort for bugs: never carries the original message to the client. */
 export class InternalError extends GatewayError {
   readonly status = 500

@@ -53,11 +53,19 @@ export interface ProviderAdapter {
   /** The vectors of an embeddings answer in this API's format, in input order. */
   readEmbeddings?(body: unknown): number[][]
   /**
-   * Generates a video and waits for it: submits the job, polls every `pollIntervalMs` until it
-   * is done, and fetches the clip. Errors before the job exists are GatewayErrors (retryable
-   * ones may fail over); the target's signal cancels the polling.
+   * Generates a video and waits for it: submits the job, names it through `onStarted` as soon
+   * as the API gives it an id, polls every `pollIntervalMs` until it is done, and fetches the
+   * clip. Errors before the job exists are GatewayErrors (retryable ones may fail over). The
+   * target's signal stops the waiting only: the job upstream runs on unless cancelVideoJob
+   * stops it.
    */
-  generateVideo?(target: UpstreamTarget, request: VideoRequest): Promise<VideoOutcome>
+  generateVideo?(target: UpstreamTarget, request: VideoRequest, onStarted: (jobId: string) => void): Promise<VideoOutcome>
+  /**
+   * Cancels a started video job upstream; resolves once the API confirmed it, rejects when the
+   * API refused or could not be reached. Absent where the API has no way to cancel: there a
+   * submitted job runs to its end (and costs the operator) whether anyone waits or not.
+   */
+  cancelVideoJob?(target: UpstreamTarget, jobId: string): Promise<void>
   /** Sends a canonical prompt in this API's own format: how a surface reaches it by translation. */
   sendPrompt?(target: UpstreamTarget, prompt: Prompt): Promise<Response>
   /** Reads a whole answer in this API's format. */

@@ -101,9 +101,18 @@ export function mockCatalog(a: string, b: string) {
   }
 }
 
-/** Writes the catalogue to a temporary file and returns the environment that names it. */
-export function mockCatalogEnv(a: string, b: string): Record<string, string> {
+/**
+ * Writes the catalogue to a temporary file and returns the environment that names it.
+ * `providerSettings` adds fields to named providers (a short timeout for one test file, say).
+ */
+export function mockCatalogEnv(a: string, b: string, providerSettings: Record<string, Record<string, unknown>> = {}): Record<string, string> {
+  const catalog = mockCatalog(a, b)
+  const providers: Record<string, Record<string, unknown>> = catalog.providers
+  for (const [name, settings] of Object.entries(providerSettings)) {
+    if (!providers[name]) throw new Error(`mock catalogue has no provider ${name}`)
+    providers[name] = { ...providers[name], ...settings }
+  }
   const path = join(mkdtempSync(join(tmpdir(), 'tollgate-catalog-')), 'tollgate.json')
-  writeFileSync(path, JSON.stringify(mockCatalog(a, b)))
+  writeFileSync(path, JSON.stringify(catalog))
   return { TOLLGATE_CONFIG: path }
 }

@@ -1,5 +1,5 @@
 import { splitInTwo } from './openai-chat'
-import { DEFAULT_TEXT, streamEvents, usageOf, type ChatScript } from './scripts'
+import { DEFAULT_TEXT, stopAfterChunks, streamEvents, usageOf, type ChatScript } from './scripts'
 
 /** Anthropic messages (WIRE.md §5): the message object, or the native event sequence. */
 
@@ -73,13 +73,13 @@ function messageStream(body: any, script: ChatScript): Response {
       event('content_block_stop', { index }),
     )
   })
-  const cut = script.cutAfterChunks
+  const stop = stopAfterChunks(script)
   const finished = [
     ...events,
     event('message_delta', { delta: { stop_reason: script.toolCalls ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { ...usage, input_tokens: usage.input_tokens } }),
     event('message_stop', {}),
   ]
-  return streamEvents(cut === undefined ? finished : events.slice(0, cut + 2), script, cut !== undefined)
+  return streamEvents(stop === undefined ? finished : events.slice(0, stop + 2), script)
 }
 
 export function anthropicError(status: number): unknown {

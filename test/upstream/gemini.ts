@@ -1,5 +1,5 @@
 import { MOCK_VECTOR } from './openai-media'
-import { DEFAULT_TEXT, streamEvents, usageOf, type ChatScript } from './scripts'
+import { DEFAULT_TEXT, stopAfterChunks, streamEvents, usageOf, type ChatScript } from './scripts'
 
 /** The Gemini API's generateContent and streamGenerateContent?alt=sse (WIRE.md §6.1). */
 
@@ -38,12 +38,11 @@ export function streamGenerateContent(body: any, script: ChatScript, model: stri
     modelVersion: model,
     responseId: 'gemini-response-1',
   }))
-  const cut = script.cutAfterChunks
-  const shown = cut === undefined ? chunks : chunks.slice(0, cut)
+  const stop = stopAfterChunks(script)
+  const shown = stop === undefined ? chunks : chunks.slice(0, stop)
   return streamEvents(
     shown.map((chunk) => `data: ${JSON.stringify(chunk)}\r\n\r\n`),
     script,
-    cut !== undefined,
   )
 }
 

@@ -3,7 +3,7 @@ import { batchEmbedContents, generateContent, googleError, streamGenerateContent
 import { chatCompletion } from './openai-chat'
 import { embeddings, images, speech, transcription } from './openai-media'
 import { responses } from './openai-responses'
-import { VideoJobs, openAiVideoContent, openAiVideoCreate, openAiVideoRetrieve, veoFetch, veoStart } from './videos'
+import { VideoJobs, openAiVideoContent, openAiVideoCreate, openAiVideoDelete, openAiVideoRetrieve, veoFetch, veoStart } from './videos'
 import type { Script } from './scripts'
 
 export type { ChatScript, ErrorScript, HangScript, Script } from './scripts'
@@ -24,14 +24,18 @@ const VERTEX_CLAUDE = /^\/v1\/projects\/[^/]+\/locations\/[^/]+\/publishers\/ant
  * `…/publishers/anthropic/models/{model}:rawPredict|streamRawPredict`, the Gemini API at
  * `/v1beta/models/{model}:generateContent|streamGenerateContent`, and a Google OAuth token
  * endpoint at `/token` for service-account grants. Scripted per request, with
- * faults: error statuses, delays, hangs, slow chunks, streams cut mid-way. It records every
- * request so tests can assert what the gateway forwarded.
+ * faults: error statuses, delays, hangs, slow chunks, streams cut mid-way or gone silent, video
+ * jobs that never finish. It records every request so tests can assert what the gateway
+ * forwarded, and whether the gateway left before the answer was over.
  */
 export interface ReceivedRequest {
+  method: string
   path: string
   query: string
   headers: Record<string, string>
   body: any
+  /** The gateway closed the connection before the answer was complete (it aborted the request). */
+  aborted: boolean
 }
 
 export class MockUpstream {
@@ -41,7 +45,7 @@ export class MockUpstream {
   private readonly queue: Script[] = []
   private fallback: Script = {}
   private server: ReturnType<typeof Bun.serve> | undefined
-  private readonly videos = new VideoJobs()
+  readonly videos = new VideoJobs()
 
   /** `http://127.0.0.1:<port>/v1`, an OpenAI provider's baseUrl. */
   get baseUrl(): string {
@@ -78,13 +82,18 @@ export class MockUpstream {
   reset(): void {
     this.queue.length = 0
     this.received.length = 0
+    this.videos.cancelled.length = 0
     this.fallback = {}
   }
 
   private async handle(request: Request): Promise<Response> {
     const url = new URL(request.url)
     const body = request.headers.get('content-type')?.startsWith('multipart/form-data') ? await formFields(request) : parseBody(await request.text())
-    if (this.keepRecords) this.received.push({ path: url.pathname, query: url.search, headers: Object.fromEntries(request.headers), body })
+    if (this.keepRecords) {
+      const record: ReceivedRequest = { method: request.method, path: url.pathname, query: url.search, headers: Object.fromEntries(request.headers), body, aborted: false }
+      request.signal.addEventListener('abort', () => (record.aborted = true), { once: true })
+      this.received.push(record)
+    }
     if (url.pathname === '/token') return Response.json({ access_token: 'ya29.mock-token', expires_in: 3600, token_type: 'Bearer' })
     const vertex = VERTEX_CLAUDE.exec(url.pathname)
     const anthropic = url.pathname === '/v1/messages' || vertex !== null
@@ -94,6 +103,7 @@ export class MockUpstream {
     if (veo?.[2] === 'fetchPredictOperation') return veoFetch(this.videos, String(body?.operationName ?? ''))
     const videoPath = OPENAI_VIDEO.exec(url.pathname)
     if (videoPath && request.method === 'GET') return videoPath[2] ? openAiVideoContent() : openAiVideoRetrieve(this.videos, videoPath[1]!)
+    if (videoPath && request.method === 'DELETE') return openAiVideoDelete(this.videos, videoPath[1]!)
     const script = this.queue.shift() ?? this.fallback
     if (script.kind === 'hang') return new Promise<Response>(() => {})
     if (script.delayMs) await Bun.sleep(script.delayMs)

@@ -1,4 +1,4 @@
-import { DEFAULT_TEXT, streamEvents, usageOf, type ChatScript } from './scripts'
+import { DEFAULT_TEXT, stopAfterChunks, streamEvents, usageOf, type ChatScript } from './scripts'
 
 /** OpenAI chat completions (WIRE.md §2): JSON or the chunk stream ending in [DONE]. */
 
@@ -45,17 +45,16 @@ function chatStream(body: any, script: ChatScript): Response {
     : text.split(/(?<= )/).map((word) => ({ content: word }))
   const data: string[] = [JSON.stringify(chunk({ role: 'assistant', content: '', refusal: null }))]
   content.forEach((delta) => data.push(JSON.stringify(chunk(delta))))
-  const cut = script.cutAfterChunks
-  if (cut === undefined) {
+  const stop = stopAfterChunks(script)
+  if (stop === undefined) {
     data.push(JSON.stringify(chunk({}, script.toolCalls ? 'tool_calls' : 'stop')))
     if (withUsage) data.push(JSON.stringify({ ...base, choices: [], usage: openAiUsage(body, script, text) }))
     data.push('[DONE]')
   }
-  const shown = cut === undefined ? data : data.slice(0, cut + 1)
+  const shown = stop === undefined ? data : data.slice(0, stop + 1)
   return streamEvents(
     shown.map((line) => `data: ${line}\n\n`),
     script,
-    cut !== undefined,
   )
 }
 

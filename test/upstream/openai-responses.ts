@@ -1,4 +1,4 @@
-import { DEFAULT_TEXT, streamEvents, usageOf, type ChatScript } from './scripts'
+import { DEFAULT_TEXT, stopAfterChunks, streamEvents, usageOf, type ChatScript } from './scripts'
 
 /** OpenAI's Responses API (WIRE.md §3): the response object, or its event sequence with sequence numbers. */
 
@@ -45,7 +45,7 @@ export function responses(body: any, script: ChatScript): Response {
     events.push(event('response.content_part.done', { item_id: 'msg_1', output_index: 0, content_index: 0, part: { type: 'output_text', text, annotations: [] } }))
     events.push(event('response.output_item.done', { output_index: 0, item: output(script, text)[0] }))
   }
-  const cut = script.cutAfterChunks
+  const stop = stopAfterChunks(script)
   const finished = [...events, event('response.completed', { response: response(body, script, 'completed', output(script, text), usage(body, script, text)) })]
-  return streamEvents(cut === undefined ? finished : events.slice(0, cut + 2), script, cut !== undefined)
+  return streamEvents(stop === undefined ? finished : events.slice(0, stop + 2), script)
 }

@@ -17,6 +17,8 @@ export interface ChatScript {
   chunkDelayMs?: number
   /** Close the connection after this many content chunks, without finishing. */
   cutAfterChunks?: number
+  /** Go silent after this many content chunks: the connection stays open and nothing more comes. */
+  silentAfterChunks?: number
 }
 
 export interface ErrorScript {
@@ -41,6 +43,10 @@ export interface VideoScript {
   result?: 'ok' | 'failed' | 'blocked'
   /** Family A: return the clip as a gs:// URI instead of bytes. */
   asUri?: boolean
+  /** The job runs forever: every poll says it is still in progress. */
+  neverFinishes?: boolean
+  /** OpenAI videos: DELETE of the running job is refused (400), as the API may for jobs in progress. */
+  refuseCancel?: boolean
   delayMs?: number
 }
 
@@ -57,9 +63,20 @@ export function usageOf(body: any, script: ChatScript, answer: string) {
   )
 }
 
-/** Streams `events` (already framed), pausing between them, optionally breaking the connection. */
-export function streamEvents(events: string[], script: ChatScript, cut: boolean): Response {
+/** Where a scripted stream stops early (cut or silent), as a count of content chunks; undefined: it finishes. */
+export function stopAfterChunks(script: ChatScript): number | undefined {
+  return script.cutAfterChunks ?? script.silentAfterChunks
+}
+
+/**
+ * Streams `events` (already framed), pausing between them; then closes, breaks the connection
+ * (`cutAfterChunks`) or goes silent with the connection open until the gateway leaves
+ * (`silentAfterChunks`).
+ */
+export function streamEvents(events: string[], script: ChatScript): Response {
   const encoder = new TextEncoder()
+  let gatewayLeft: () => void = () => {}
+  const left = new Promise<void>((resolve) => (gatewayLeft = resolve))
   return new Response(
     new ReadableStream({
       async start(controller) {
@@ -71,10 +88,16 @@ export function streamEvents(events: string[], script: ChatScript, cut: boolean)
             return // the gateway went away
           }
         }
-        if (!cut) return controller.close()
-        // Let the chunks reach the gateway, then break the connection.
-        await Bun.sleep(50)
-        controller.error(new Error('cut by the mock upstream'))
+        if (script.cutAfterChunks !== undefined) {
+          // Let the chunks reach the gateway, then break the connection.
+          await Bun.sleep(50)
+          return controller.error(new Error('cut by the mock upstream'))
+        }
+        if (script.silentAfterChunks !== undefined) return left
+        controller.close()
+      },
+      cancel() {
+        gatewayLeft()
       },
     }),
     { headers: { 'content-type': 'text/event-stream' } },

@@ -2,8 +2,9 @@ import type { VideoScript } from './scripts'
 
 /**
  * Video jobs in two wire formats: OpenAI's videos API (POST /v1/videos multipart, GET
- * /v1/videos/{id}, GET /v1/videos/{id}/content; WIRE.md §4.5) and Veo on Vertex AI
- * (:predictLongRunning, :fetchPredictOperation; WIRE.md §6.2), each polled until done.
+ * /v1/videos/{id}, GET /v1/videos/{id}/content, DELETE /v1/videos/{id}; WIRE.md §4.5) and Veo
+ * on Vertex AI (:predictLongRunning, :fetchPredictOperation; WIRE.md §6.2, which has no
+ * cancel), each polled until done. Cancelled jobs are remembered for tests to check.
  */
 export const MP4_BYTES = new Uint8Array([0, 0, 0, 24, 102, 116, 121, 112, 109, 112, 52, 50])
 
@@ -16,6 +17,8 @@ interface Job {
 
 export class VideoJobs {
   private readonly jobs = new Map<string, Job>()
+  /** Ids of the jobs a DELETE removed, in order. */
+  readonly cancelled: string[] = []
   private next = 1
 
   start(script: VideoScript, seconds: string): string {
@@ -27,7 +30,7 @@ export class VideoJobs {
   /** Advances a job by one poll; undefined while it runs, else its result. */
   poll(id: string): Job | undefined {
     const job = this.jobs.get(id)
-    if (!job) return undefined
+    if (!job || job.script.neverFinishes) return undefined
     if (job.pollsLeft > 0) {
       job.pollsLeft--
       return undefined
@@ -41,6 +44,21 @@ export class VideoJobs {
 
   seconds(id: string): string {
     return this.jobs.get(id)?.seconds ?? '8'
+  }
+
+  /** Whether a poll would still find the job running. */
+  running(id: string): boolean {
+    const job = this.jobs.get(id)
+    return job !== undefined && (job.script.neverFinishes === true || job.pollsLeft > 0 || Date.now() < job.readyAt)
+  }
+
+  refusesCancel(id: string): boolean {
+    return this.jobs.get(id)?.script.refuseCancel === true
+  }
+
+  cancel(id: string): void {
+    this.jobs.delete(id)
+    this.cancelled.push(id)
   }
 }
 
@@ -60,6 +78,16 @@ export function openAiVideoRetrieve(jobs: VideoJobs, id: string): Response {
   if (job.script.result === 'failed') return Response.json(resource(id, 'failed', job.seconds, { error: { code: 'internal_error', message: 'generation failed' } }))
   if (job.script.result === 'blocked') return Response.json(resource(id, 'failed', job.seconds, { error: { code: 'moderation_blocked', message: 'blocked by moderation' } }))
   return Response.json(resource(id, 'completed', job.seconds))
+}
+
+/** DELETE /v1/videos/{id}: the job is gone; a script may have the API refuse it while it runs. */
+export function openAiVideoDelete(jobs: VideoJobs, id: string): Response {
+  if (!jobs.has(id)) return Response.json({ error: { message: 'no such video', type: 'invalid_request_error', param: null, code: null } }, { status: 404 })
+  if (jobs.refusesCancel(id) && jobs.running(id)) {
+    return Response.json({ error: { message: 'Video is still being generated.', type: 'invalid_request_error', param: null, code: 'video_not_deletable' } }, { status: 400 })
+  }
+  jobs.cancel(id)
+  return Response.json({ id, object: 'video.deleted', deleted: true })
 }
 
 export function openAiVideoContent(): Response {

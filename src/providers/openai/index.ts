@@ -4,7 +4,7 @@ import { convertChatAnswer } from './convert-response'
 import { convertChatStream } from './convert-stream'
 import { convertChatUsage, convertResponsesUsage } from './convert-usage'
 import { mapOpenAiError } from './map-error'
-import { generateOpenAiVideo } from './videos'
+import { cancelOpenAiVideo, generateOpenAiVideo } from './videos'
 
 /**
  * OpenAI and every OpenAI-compatible server: `baseUrl` ends in `/v1` and paths are appended
@@ -18,6 +18,7 @@ export const openAiAdapter: ProviderAdapter = {
   sendResponses: (target, body) => postToOpenAi(target, '/responses', JSON.stringify({ ...body, model: target.model })),
   responsesUsage: convertResponsesUsage,
   generateVideo: generateOpenAiVideo,
+  cancelVideoJob: cancelOpenAiVideo,
   sendPrompt: (target, prompt) => postChatCompletion(target, convertPromptToChat(prompt)),
   readAnswer: convertChatAnswer,
   readStream: convertChatStream,

@@ -20,7 +20,7 @@ const MODERATION_CODES = new Set(['moderation_blocked', 'content_policy_violatio
  * image scaled and cropped to the output size), poll
  * GET /videos/{id} until it completes or fails, then GET /videos/{id}/content for the MP4.
  */
-export async function generateOpenAiVideo(target: UpstreamTarget, request: VideoRequest): Promise<VideoOutcome> {
+export async function generateOpenAiVideo(target: UpstreamTarget, request: VideoRequest, onStarted: (jobId: string) => void): Promise<VideoOutcome> {
   const base = target.provider.baseUrl.replace(/\/+$/, '')
   const auth: Record<string, string> = target.provider.credential ? { authorization: `Bearer ${target.provider.credential}` } : {}
   const form = new FormData()
@@ -40,6 +40,7 @@ export async function generateOpenAiVideo(target: UpstreamTarget, request: Video
   const created = await fetch(`${base}/videos`, { method: 'POST', headers: auth, body: form, signal: target.signal })
   if (!created.ok) throw mapOpenAiError(created.status, await created.text())
   let video = (await created.json()) as VideoResource
+  onStarted(video.id)
   while (video.status === 'queued' || video.status === 'in_progress') {
     await sleep(target.provider.pollIntervalMs, target.signal)
     const polled = await fetch(`${base}/videos/${video.id}`, { headers: auth, signal: target.signal })
@@ -59,4 +60,17 @@ export async function generateOpenAiVideo(target: UpstreamTarget, request: Video
     mimeType: content.headers.get('content-type')?.split(';')[0] ?? 'video/mp4',
     ...(Number.isFinite(seconds) && seconds > 0 ? { durationSeconds: seconds } : {}),
   }
+}
+
+/**
+ * DELETE /videos/{id} (https://platform.openai.com/docs/api-reference/videos/delete; WIRE.md
+ * §4.5 lists no other way to stop a job): the video and its job are removed. The SDK documents
+ * it for completed or failed videos, so the API may refuse a job still running: that rejects,
+ * and the caller must then treat the job as one that runs on.
+ */
+export async function cancelOpenAiVideo(target: UpstreamTarget, jobId: string): Promise<void> {
+  const base = target.provider.baseUrl.replace(/\/+$/, '')
+  const auth: Record<string, string> = target.provider.credential ? { authorization: `Bearer ${target.provider.credential}` } : {}
+  const response = await fetch(`${base}/videos/${encodeURIComponent(jobId)}`, { method: 'DELETE', headers: auth, signal: target.signal })
+  if (!response.ok) throw mapOpenAiError(response.status, await response.text())
 }

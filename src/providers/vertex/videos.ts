@@ -23,9 +23,11 @@ function imageField(image: ImageInput): Record<string, string> {
 /**
  * Veo on Vertex AI (WIRE.md §6.2): `:predictLongRunning` starts the job, `:fetchPredictOperation`
  * is polled until `done`; the clip comes inline or as a gs:// URI. Veo reports no duration.
- * A result whose videos were filtered by responsible-AI checks is a safety block.
+ * A result whose videos were filtered by responsible-AI checks is a safety block. The API
+ * offers no way to cancel such an operation (WIRE.md §6.2 has none), so this adapter has no
+ * cancelVideoJob: a submitted job runs to its end.
  */
-export async function generateVeoVideo(target: UpstreamTarget, request: VideoRequest): Promise<VideoOutcome> {
+export async function generateVeoVideo(target: UpstreamTarget, request: VideoRequest, onStarted: (jobId: string) => void): Promise<VideoOutcome> {
   const { provider } = target
   const model = `${provider.baseUrl.replace(/\/+$/, '')}/v1/projects/${provider.project}/locations/${provider.location}/publishers/google/models/${target.model}`
   const token = await vertexAccessToken(provider, target.signal)
@@ -52,6 +54,7 @@ export async function generateVeoVideo(target: UpstreamTarget, request: VideoReq
       ...(request.resizeMode ? { resizeMode: request.resizeMode } : {}),
     },
   })
+  if (started.name) onStarted(started.name)
   let operation = started
   while (!operation.done) {
     await sleep(provider.pollIntervalMs, target.signal)

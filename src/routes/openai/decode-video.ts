@@ -1,11 +1,14 @@
+import type { ModelEntry } from '../../catalog/catalog-schema'
 import { InvalidRequestError } from '../../errors/kinds'
 import type { ImageInput, VideoRequest } from '../../spec/video'
 
 /**
- * The video request of API.md §4.4 checked against the model's family and made canonical:
- * family A (Veo) takes aspect_ratio, resolution, resize_mode, image and last_frame; family B
- * (Sora) takes size or aspect_ratio, a snapped duration and a reference image. A parameter of
- * the other family is a clear 400, not a silent drop.
+ * The video request of API.md §4.4 checked against the model and made canonical: family A
+ * (Veo) takes aspect_ratio, resolution, resize_mode, image and last_frame and one of the
+ * model's clip lengths; family B (Sora) takes size or aspect_ratio, a snapped duration and a
+ * reference image. A parameter of the other family is a clear 400, not a silent drop. The
+ * duration is checked here, before the hold: it sizes the hold, so an absurd one must never
+ * reach billing.
  */
 export interface VideoBody {
   prompt: string
@@ -21,32 +24,59 @@ export interface VideoBody {
   last_frame?: unknown
 }
 
+/** API.md §8: the default clip length, when the model allows it. */
 const DEFAULT_SECONDS = 8
+/** Veo 3.x's clip lengths (WIRE.md §6.2): family A models that list none of their own. */
+export const FAMILY_A_DEFAULT_DURATIONS = [4, 6, 8]
+/**
+ * Family B snaps anything above 12 to 12 (CONTRACT.md §7), but past a minute the number is a
+ * mistake, not a wish for the longest clip: refused rather than silently made 12.
+ */
+const FAMILY_B_MOST_SECONDS = 60
 const FAMILY_B_SIZES: Record<string, string> = { '16:9': '1280x720', '9:16': '720x1280' }
 
-export function decodeVideoRequest(body: VideoBody, family: 'A' | 'B'): VideoRequest {
-  const requested = Number(body.duration_seconds ?? body.seconds ?? DEFAULT_SECONDS)
-  if (!Number.isFinite(requested) || requested <= 0) throw new InvalidRequestError('duration_seconds must be a positive number.', { param: 'duration_seconds' })
+export function decodeVideoRequest(body: VideoBody, model: Pick<ModelEntry, 'videoFamily' | 'videoDurations'>): VideoRequest {
   const imageValue = body.image ?? body.input_image ?? body.image_url
   const image = imageValue === undefined ? undefined : decodeImage(imageValue, 'image')
-  if (family === 'B') {
+  if (model.videoFamily === 'B') {
     for (const param of ['resolution', 'resize_mode', 'last_frame'] as const) {
       if (body[param] !== undefined) throw new InvalidRequestError(`${param} is not supported by this video model.`, { param })
     }
     const size = body.size ?? (body.aspect_ratio ? FAMILY_B_SIZES[body.aspect_ratio] : undefined) ?? '1280x720'
     if (!Object.values(FAMILY_B_SIZES).includes(size)) throw new InvalidRequestError('size must be 1280x720 or 720x1280 (or give aspect_ratio 16:9 or 9:16).', { param: body.size ? 'size' : 'aspect_ratio' })
-    return { prompt: body.prompt, durationSeconds: snapFamilyB(requested), size, ...(image ? { image } : {}) }
+    const requested = requestedSeconds(body, DEFAULT_SECONDS)
+    if (requested.seconds > FAMILY_B_MOST_SECONDS) {
+      throw new InvalidRequestError(`${requested.param} must be at most ${FAMILY_B_MOST_SECONDS}; this model makes clips of 4, 8 or 12 seconds.`, { param: requested.param })
+    }
+    return { prompt: body.prompt, durationSeconds: snapFamilyB(requested.seconds), size, ...(image ? { image } : {}) }
   }
   if (body.size !== undefined) throw new InvalidRequestError('size is not supported by this video model; use aspect_ratio and resolution.', { param: 'size' })
+  const allowed = model.videoDurations ?? FAMILY_A_DEFAULT_DURATIONS
+  // Absent, the default length; a model without it gets its longest, which the hold covers.
+  const requested = requestedSeconds(body, allowed.includes(DEFAULT_SECONDS) ? DEFAULT_SECONDS : Math.max(...allowed))
+  if (!allowed.includes(requested.seconds)) {
+    throw new InvalidRequestError(`${requested.param} must be one of ${allowed.join(', ')} for this model.`, { param: requested.param })
+  }
   return {
     prompt: body.prompt,
-    durationSeconds: requested,
+    durationSeconds: requested.seconds,
     ...(body.aspect_ratio ? { aspectRatio: body.aspect_ratio } : {}),
     ...(body.resolution ? { resolution: body.resolution } : {}),
     ...(body.resize_mode ? { resizeMode: body.resize_mode.toLowerCase() } : {}),
     ...(image ? { image } : {}),
     ...(body.last_frame === undefined ? {} : { lastFrame: decodeImage(body.last_frame, 'last_frame') }),
   }
+}
+
+/** The requested length (`duration_seconds`, or its alias `seconds`) as a positive, finite number, with the field it came from. */
+function requestedSeconds(body: VideoBody, fallback: number): { seconds: number; param: string } {
+  const param = body.duration_seconds === undefined && body.seconds !== undefined ? 'seconds' : 'duration_seconds'
+  const value = body.duration_seconds ?? body.seconds
+  if (value === undefined) return { seconds: fallback, param }
+  // Strings are the form multipart clients send; anything else that is not a plain decimal is refused.
+  const seconds = typeof value === 'number' ? value : /^[0-9]+(\.[0-9]+)?$/.test(value) ? Number(value) : Number.NaN
+  if (!Number.isFinite(seconds) || seconds <= 0) throw new InvalidRequestError(`${param} must be a positive number of seconds.`, { param })
+  return { seconds, param }
 }
 
 /** 4, 8 or 12 seconds: the nearest, ties upward, below 4 is 4, above 12 is 12 (CONTRACT.md §7). */

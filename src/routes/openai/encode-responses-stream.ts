@@ -55,7 +55,7 @@ export class ResponsesStreamEncoder implements SurfaceStreamEncoder {
   }
 
   failure(error: GatewayError): SseEvent[] {
-    const response = { ...responseObject({ id: this.id, model: this.model, createdAt: this.createdAt, output: this.done, status: 'failed' }), error: { code: 'server_error', message: error.message } }
+    const response = { ...responseObject({ id: this.id, model: this.model, createdAt: this.createdAt, output: this.done, status: 'failed' }), error: { code: error.code, message: error.message } }
     return [this.event('response.failed', { response })]
   }
 

@@ -1,0 +1,164 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { testDatabases, type FreshDatabase } from '../support/databases'
+import { bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
+import { expectBooksBalance } from '../support/ledger-checks'
+import { mockCatalogEnv } from '../support/mock-catalog'
+import { MockUpstream, type ReceivedRequest } from '../upstream/mock-upstream'
+
+const hi = [{ role: 'user', content: 'Say hi.' }]
+const IDLE_MS = 300
+
+/** The events of a streamed reply: [event name or '', data as text]. */
+function eventsOf(text: string): [string, string][] {
+  return text
+    .split('\n\n')
+    .filter(Boolean)
+    .map((block) => [/^event: (.*)$/m.exec(block)?.[1] ?? '', /^data: (.*)$/m.exec(block)?.[1] ?? ''])
+}
+
+/** The mock sees the gateway close the silent stream's connection (it may take a moment to notice). */
+async function expectAborted(request: ReceivedRequest | undefined): Promise<void> {
+  for (let i = 0; i < 50 && !request?.aborted; i++) await Bun.sleep(10)
+  expect(request?.aborted).toBe(true)
+}
+
+/**
+ * CONTRACT.md §2 `streamIdleTimeoutMs`: an upstream stream that goes silent is ended with the
+ * surface's own error event (upstream_timeout), its connection is closed, and the call is
+ * settled for what was streamed, like an abandoned stream, not released like a broken one.
+ */
+for (const kind of testDatabases) {
+  describe(`stream idle timeout (${kind.kind})`, () => {
+    let database: FreshDatabase
+    let harness: TestGateway
+    const a = new MockUpstream()
+    const b = new MockUpstream()
+
+    beforeAll(async () => {
+      a.start()
+      b.start()
+      database = await kind.open()
+      const idle = { streamIdleTimeoutMs: IDLE_MS }
+      harness = startGateway(database, { config: testConfig(mockCatalogEnv(a.baseUrl, b.baseUrl, { a: idle, b: idle, native: idle })) })
+    })
+    afterAll(async () => {
+      harness.services.close()
+      a.stop()
+      b.stop()
+      await database.close()
+    })
+    beforeEach(() => {
+      a.reset()
+      b.reset()
+    })
+
+    const post = (path: string, headers: Record<string, string>, body: object) => harness.call('POST', path, { headers, body })
+    const ledger = async (keyId: string) => (await harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data as any[]
+
+    /** One charge for the streamed part, the rest of the hold released; the wallet shows the charge. */
+    async function expectChargedForWhatStreamed(keyId: string, accountId: string) {
+      const entries = await ledger(keyId)
+      expect(entries.map((entry) => entry.kind).sort()).toEqual(['charge', 'hold', 'release'])
+      const hold = entries.find((entry) => entry.kind === 'hold')
+      const charge = entries.find((entry) => entry.kind === 'charge')
+      expect(charge.amount).toBeGreaterThan(0)
+      expect(charge.amount).toBeLessThan(hold.amount)
+      expect(charge.usage.output_tokens).toBeGreaterThan(0)
+      const wallet = (await harness.admin('GET', `/accounts/${accountId}`)).json.wallet
+      expect(wallet.held).toBe(0)
+      expect(wallet.balance).toBeCloseTo(100 - charge.amount, 6)
+      return charge
+    }
+
+    test('chat: a final error chunk with upstream_timeout and no [DONE]; the upstream is cut; billed for the streamed chunks', async () => {
+      const { key, id: keyId, accountId } = await harness.key()
+      a.script({ text: 'one two three four five six', silentAfterChunks: 2 })
+      const started = Date.now()
+      const reply = await post('/v1/chat/completions', bearer(key), { model: 'test/cheap', messages: hi, stream: true })
+      expect(Date.now() - started).toBeGreaterThanOrEqual(IDLE_MS - 20)
+      const data = eventsOf(reply.text).map(([, payload]) => payload)
+      expect(data).not.toContain('[DONE]')
+      expect(data.filter((payload) => payload.includes('"content"')).map((payload) => JSON.parse(payload).choices[0].delta.content).join('')).toBe('one two ')
+      expect(JSON.parse(data.at(-1)!)).toEqual({ error: { message: expect.any(String), type: 'timeout_error', param: null, code: 'upstream_timeout' } })
+      await expectAborted(a.received[0])
+      const charge = await expectChargedForWhatStreamed(keyId, accountId)
+      expect(charge.usage.source).toBe('estimate')
+      await expectBooksBalance(database.db)
+    })
+
+    test('messages: event: error with upstream_timeout after the streamed blocks; billed for them', async () => {
+      const { key, id: keyId, accountId } = await harness.key()
+      // message_start, content_block_start, ping, then two deltas.
+      a.script({ text: 'one two three four five six', silentAfterChunks: 3 })
+      const reply = await post('/v1/messages', { 'x-api-key': key }, { model: 'claude-test', max_tokens: 200, messages: hi, stream: true })
+      const events = eventsOf(reply.text)
+      expect(events.map(([name]) => name)).toEqual(['message_start', 'content_block_start', 'ping', 'content_block_delta', 'content_block_delta', 'error'])
+      expect(JSON.parse(events.at(-1)![1])).toEqual({ type: 'error', error: { type: 'timeout_error', message: expect.any(String), code: 'upstream_timeout' } })
+      await expectAborted(a.received[0])
+      const charge = await expectChargedForWhatStreamed(keyId, accountId)
+      // message_start reported the input tokens; the output is the gateway's count of the two deltas.
+      expect(charge.usage).toMatchObject({ source: 'estimate', output_tokens: 2 })
+      await expectBooksBalance(database.db)
+    })
+
+    test('responses (native): an error event with upstream_timeout; billed for the streamed deltas', async () => {
+      const { key, id: keyId, accountId } = await harness.key()
+      a.script({ text: 'one two three four five six', silentAfterChunks: 3 })
+      const reply = await post('/v1/responses', bearer(key), { model: 'test/cheap', input: 'Say hi.', stream: true })
+      const events = eventsOf(reply.text)
+      expect(events.filter(([name]) => name === 'response.output_text.delta')).toHaveLength(1)
+      expect(events.at(-1)![0]).toBe('error')
+      expect(JSON.parse(events.at(-1)![1])).toMatchObject({ type: 'error', code: 'upstream_timeout' })
+      expect(a.received[0]!.path).toBe('/v1/responses')
+      await expectAborted(a.received[0])
+      await expectChargedForWhatStreamed(keyId, accountId)
+      await expectBooksBalance(database.db)
+    })
+
+    test('translated (messages on an OpenAI-format upstream): event: error with upstream_timeout; billed for the streamed text', async () => {
+      const { key, id: keyId, accountId } = await harness.key()
+      a.script({ text: 'one two three four five six', silentAfterChunks: 2 })
+      const reply = await post('/v1/messages', { 'x-api-key': key }, { model: 'anthropic/claude-bridge', max_tokens: 200, messages: hi, stream: true })
+      const events = eventsOf(reply.text)
+      expect(a.received[0]!.path).toBe('/v1/chat/completions')
+      expect(events.some(([name]) => name === 'content_block_delta')).toBe(true)
+      expect(events.at(-1)![0]).toBe('error')
+      expect(JSON.parse(events.at(-1)![1])).toMatchObject({ type: 'error', error: { type: 'timeout_error', code: 'upstream_timeout' } })
+      await expectAborted(a.received[0])
+      await expectChargedForWhatStreamed(keyId, accountId)
+      await expectBooksBalance(database.db)
+    })
+
+    test('translated (responses on a chat-only upstream): response.failed with upstream_timeout; billed', async () => {
+      const { key, id: keyId, accountId } = await harness.key()
+      b.script({ text: 'one two three four five six', silentAfterChunks: 2 })
+      const reply = await post('/v1/responses', bearer(key), { model: 'test/chat-only', input: 'Say hi.', stream: true })
+      const events = eventsOf(reply.text)
+      expect(b.received[0]!.path).toBe('/v1/chat/completions')
+      expect(events.at(-1)![0]).toBe('response.failed')
+      expect(JSON.parse(events.at(-1)![1]).response).toMatchObject({ status: 'failed', error: { code: 'upstream_timeout' } })
+      await expectAborted(b.received[0])
+      await expectChargedForWhatStreamed(keyId, accountId)
+      await expectBooksBalance(database.db)
+    })
+
+    test('a slow stream whose every pause is shorter than the limit is not cut', async () => {
+      const { key, id: keyId } = await harness.key()
+      a.script({ text: 'one two three four', chunkDelayMs: IDLE_MS / 2, usage: { prompt_tokens: 10, completion_tokens: 4 } })
+      const started = Date.now()
+      const reply = await post('/v1/chat/completions', bearer(key), { model: 'test/cheap', messages: hi, stream: true })
+      expect(Date.now() - started).toBeGreaterThan(IDLE_MS)
+      expect(eventsOf(reply.text).at(-1)![1]).toBe('[DONE]')
+      expect((await ledger(keyId)).find((entry) => entry.kind === 'charge').usage).toMatchObject({ source: 'provider', output_tokens: 4 })
+    })
+
+    test('a broken stream is still released, unbilled', async () => {
+      const { key, id: keyId } = await harness.key()
+      a.script({ text: 'one two three four', cutAfterChunks: 2 })
+      const reply = await post('/v1/chat/completions', bearer(key), { model: 'test/cheap', messages: hi, stream: true })
+      expect(JSON.parse(eventsOf(reply.text).at(-1)![1]).error.code).toBe('upstream_error')
+      expect((await ledger(keyId)).map((entry) => entry.kind)).toEqual(['release', 'hold'])
+      await expectBooksBalance(database.db)
+    })
+  })
+}
