@@ -28,11 +28,6 @@ export interface VideoBody {
 const DEFAULT_SECONDS = 8
 /** Veo 3.x's clip lengths (WIRE.md §6.2): family A models that list none of their own. */
 export const FAMILY_A_DEFAULT_DURATIONS = [4, 6, 8]
-/**
- * Family B snaps anything above 12 to 12 (CONTRACT.md §7), but past a minute the number is a
- * mistake, not a wish for the longest clip: refused rather than silently made 12.
- */
-const FAMILY_B_MOST_SECONDS = 60
 const FAMILY_B_SIZES: Record<string, string> = { '16:9': '1280x720', '9:16': '720x1280' }
 
 export function decodeVideoRequest(body: VideoBody, model: Pick<ModelEntry, 'videoFamily' | 'videoDurations'>): VideoRequest {
@@ -44,10 +39,8 @@ export function decodeVideoRequest(body: VideoBody, model: Pick<ModelEntry, 'vid
     }
     const size = body.size ?? (body.aspect_ratio ? FAMILY_B_SIZES[body.aspect_ratio] : undefined) ?? '1280x720'
     if (!Object.values(FAMILY_B_SIZES).includes(size)) throw new InvalidRequestError('size must be 1280x720 or 720x1280 (or give aspect_ratio 16:9 or 9:16).', { param: body.size ? 'size' : 'aspect_ratio' })
+    // Any positive length snaps (CONTRACT.md §7: above 12 is 12), so no number can size a hold past 12 seconds.
     const requested = requestedSeconds(body, DEFAULT_SECONDS)
-    if (requested.seconds > FAMILY_B_MOST_SECONDS) {
-      throw new InvalidRequestError(`${requested.param} must be at most ${FAMILY_B_MOST_SECONDS}; this model makes clips of 4, 8 or 12 seconds.`, { param: requested.param })
-    }
     return { prompt: body.prompt, durationSeconds: snapFamilyB(requested.seconds), size, ...(image ? { image } : {}) }
   }
   if (body.size !== undefined) throw new InvalidRequestError('size is not supported by this video model; use aspect_ratio and resolution.', { param: 'size' })
