@@ -5,6 +5,7 @@ import { chargeForUsage } from '../billing/pricing'
 import { recordableUsage, UntrustedUsageError } from '../billing/usage-guard'
 import type { ModelEntry } from '../catalog/catalog-schema'
 import type { ProviderConfig } from '../config'
+import { GatewayError } from '../errors/gateway-error'
 import { UpstreamError } from '../errors/kinds'
 import { logEvent } from '../observability/log'
 import type { ProviderAdapter, UpstreamTarget } from '../providers/adapter'
@@ -119,14 +120,18 @@ export class BilledCall {
     }
   }
 
-  /** The upstream's JSON answer; a body that is not JSON releases the hold and fails the call. */
+  /** The upstream's JSON object; a body that is not one (or goes silent) releases the hold and fails the call. */
   async readJson(response: Response): Promise<Record<string, unknown>> {
+    let body: unknown
     try {
-      return (await response.json()) as Record<string, unknown>
+      body = await response.json()
     } catch (error) {
       await this.release()
-      throw new UpstreamError('The upstream answered with a body that is not JSON.', { cause: error })
+      throw error instanceof GatewayError ? error : new UpstreamError('The upstream answered with a body that is not JSON.', { cause: error })
     }
+    if (typeof body === 'object' && body !== null && !Array.isArray(body)) return body as Record<string, unknown>
+    await this.release()
+    throw new UpstreamError('The upstream answered with JSON that is not an object.')
   }
 
   /** Not billed (upstream failure, client-fault error): the whole hold goes back. Never fails, like settle. */

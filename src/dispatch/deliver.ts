@@ -1,3 +1,5 @@
+import { GatewayError } from '../errors/gateway-error'
+import { UpstreamError } from '../errors/kinds'
 import { watchIdle } from '../http/idle-timeout'
 import type { Answer } from '../spec/answer'
 import type { Usage } from '../spec/usage'
@@ -41,7 +43,7 @@ export async function deliver(
     // rather than with the sweep (a call that already closed keeps its closing).
     answer.abort()
     await call.release()
-    throw error
+    throw error instanceof GatewayError ? error : new UpstreamError('The upstream answered with something the gateway could not read.', { cause: error })
   }
 }
 
@@ -60,7 +62,9 @@ async function deliverAnswer(
       ? relayTranslatedStream({ ...common, parts: option.readStream(body), encoder: surface.streamEncoder() })
       : surface.relayNative({ ...common, upstream: new Response(body, answer.response), adapter: option.adapter })
   }
-  const body = await call.readJson(answer.response)
+  // A whole answer is bounded by the same silence limit as a stream: headers alone prove nothing.
+  const whole = watchIdle(answer.response.body ?? new ReadableStream(), option.provider.streamIdleTimeoutMs, answer.abort)
+  const body = await call.readJson(new Response(whole, answer.response))
   if (option.mode === 'translated') {
     const translated = option.readAnswer(body)
     const settled = await call.settle(option.model, common.route, translated.usage, 'provider')

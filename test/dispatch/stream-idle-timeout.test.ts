@@ -152,6 +152,17 @@ for (const kind of testDatabases) {
       expect((await ledger(keyId)).find((entry) => entry.kind === 'charge').usage).toMatchObject({ source: 'provider', output_tokens: 4 })
     })
 
+    test('a whole (non-streamed) answer whose body goes silent: 504 upstream_timeout, the upstream is cut, nothing billed', async () => {
+      const { key, id: keyId } = await harness.key()
+      a.script({ silentAfterChunks: 0 })
+      const reply = await post('/v1/chat/completions', bearer(key), { model: 'test/cheap', messages: hi })
+      expect(reply.status).toBe(504)
+      expect(reply.json.error.code).toBe('upstream_timeout')
+      await expectAborted(a.received[0])
+      expect((await ledger(keyId)).map((entry) => entry.kind)).toEqual(['release', 'hold'])
+      await expectBooksBalance(database.db)
+    })
+
     test('a broken stream is still released, unbilled', async () => {
       const { key, id: keyId } = await harness.key()
       a.script({ text: 'one two three four', cutAfterChunks: 2 })

@@ -21,7 +21,7 @@ export function chatCompletion(body: any, script: ChatScript): Response {
   const message = script.toolCalls
     ? { role: 'assistant', content: null, tool_calls: script.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })), refusal: null, annotations: [] }
     : { role: 'assistant', content: text, refusal: null, annotations: [] }
-  return Response.json({
+  const answer = {
     id: 'chatcmpl-mock',
     object: 'chat.completion',
     created: CREATED,
@@ -29,7 +29,18 @@ export function chatCompletion(body: any, script: ChatScript): Response {
     choices: [{ index: 0, message, logprobs: null, finish_reason: script.toolCalls ? 'tool_calls' : 'stop' }],
     ...(script.omitUsage ? {} : { usage: openAiUsage(body, script, text) }),
     service_tier: 'default',
-  })
+  }
+  if (script.silentAfterChunks === undefined) return Response.json(answer)
+  // Headers and the first part of the body, then silence with the connection open.
+  const json = JSON.stringify(answer)
+  return new Response(
+    new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(json.slice(0, json.length / 2)))
+      },
+    }),
+    { headers: { 'content-type': 'application/json' } },
+  )
 }
 
 function chatStream(body: any, script: ChatScript): Response {
