@@ -104,6 +104,27 @@ describe('OpenAI media endpoints through the official client', () => {
     expect(upstream.received.at(-1)!.body.response_format).toBe('vtt')
   })
 
+  test('transcriptions hold the duration read from the file: 9.5 s of 6 kbit/s Opus in 7 KB', async () => {
+    const opus = await Bun.file(`${import.meta.dir}/../fixtures/audio/opus.ogg`).bytes()
+    const file = () => toFile(opus, 'speech.ogg', { type: 'audio/ogg' })
+    const { response } = await client.audio.transcriptions.create({ model: 'test/whisper', file: await file() }).withResponse()
+    const requestId = response.headers.get('x-request-id')
+    const ledger = (await harness.admin('GET', `/ledger?request_id=${requestId}`)).json.data as { kind: string; amount: number }[]
+    // 9.5 s, rounded up to 10: 10 s at 0.006 a minute, plus 50 transcript tokens (300 a minute) at 10 a million.
+    const heldMicros = Math.ceil((10 * 0.006 * 1e6) / 60) + Math.ceil((10 / 60) * 300) * 10
+    expect(ledger.find((entry) => entry.kind === 'hold')!.amount).toBe(heldMicros / 1e6)
+
+    // 0.001 credits covered the hold sized from the bytes (2 s at 4,000 bytes a second,
+    // 0.0003), not the 0.0015 that 9.5 s of audio takes.
+    upstream.reset()
+    const poor = await harness.key({ account_id: (await harness.account(0.001)).id })
+    const refused = await new OpenAI({ apiKey: poor.key, baseURL: client.baseURL, maxRetries: 0 }).audio.transcriptions
+      .create({ model: 'test/whisper', file: await file() })
+      .catch((error: unknown) => error)
+    expect(refused).toMatchObject({ status: 402, code: 'insufficient_balance' })
+    expect(upstream.received).toHaveLength(0)
+  })
+
   test('limits and types: 413 over 25 MiB, an endpoint refuses other types of models', async () => {
     const big = await toFile(new Uint8Array(25 * 1024 * 1024 + 1), 'long.mp3', { type: 'audio/mpeg' })
     const tooLarge = await client.audio.transcriptions.create({ model: 'test/whisper', file: big }).catch((error: unknown) => error)

@@ -1,4 +1,5 @@
 import { Elysia, t } from 'elysia'
+import { MAX_AUDIO_BYTES, transcriptionHoldSeconds } from '../../billing/audio-duration'
 import { estimateTextTokens } from '../../billing/estimator'
 import { chargePerMillion, chargePerMinute } from '../../billing/pricing'
 import type { ModelEntry } from '../../catalog/catalog-schema'
@@ -22,10 +23,7 @@ export const SpeechSchema = t.Object(
   { additionalProperties: true },
 )
 
-const MAX_AUDIO_BYTES = 25 * 1024 * 1024
-/** Holds assume audio this dense (32 kbit/s): lower bitrates are rare for speech uploads. */
-const AUDIO_BYTES_PER_SECOND = 4000
-/** And this much transcript per minute of audio: fast speech, in tokens. */
+/** Holds assume this much transcript per minute of audio: fast speech, in tokens. */
 const TRANSCRIPT_TOKENS_PER_MINUTE = 300
 
 export const TranscriptionSchema = t.Object(
@@ -74,9 +72,11 @@ export function audioRoutes(context: GatewayContext, services: Services) {
     )
     .post(
       '/v1/audio/transcriptions',
-      ({ body, caller, requestId, request }) => {
+      async ({ body, caller, requestId, request }) => {
         if (body.file.size > MAX_AUDIO_BYTES) throw new RequestTooLargeError('Audio files are limited to 25 MiB.', { param: 'file' })
-        const seconds = Math.ceil(body.file.size / AUDIO_BYTES_PER_SECOND)
+        // The duration read from the file's container (bounded against a lying header), in
+        // whole seconds, rounded up: the provider bills what it decodes, the hold must cover it.
+        const seconds = Math.ceil(await transcriptionHoldSeconds(body.file))
         return billedEndpoint(
           services,
           caller,
