@@ -37,9 +37,10 @@ function messagesRoute(route: Route): MessagesRoute | undefined {
 
 /**
  * POST /v1/messages, billed. Native routes get the body as it is (unknown fields, thinking
- * signatures, cache_control and server tools included; only a `speed` other than standard is
- * dropped, API.md §4.2 rule 2–3); other routes get it translated through the canonical prompt.
- * Either way the answer has the same shape and names the model the client asked for.
+ * signatures, cache_control and server tools included; the provider drops only the options that
+ * would raise its price above the catalogue's, such as a `speed` other than standard); other
+ * routes get it translated through the canonical prompt. Either way the answer has the same
+ * shape and names the model the client asked for.
  */
 export async function createMessage(
   services: Services,
@@ -50,19 +51,17 @@ export async function createMessage(
   clientSignal: AbortSignal,
 ): Promise<Response> {
   const { model } = await resolveMessagesModel(services, caller, request.model)
-  const { speed, ...rest } = request
-  const body = speed === undefined || speed === 'standard' ? request : rest
   const options = planRoutes(services, { kind: 'model', model }, messagesRoute)
   const maxTokens = requireOutputTokens(request.max_tokens, 'max_tokens', maxOutputTokensOf(model), request.model)
-  const searches = webSearchAllowance(body.tools)
-  const prompt = options.some((option) => option.mode === 'translated') ? decodeMessagesRequest(body) : undefined
-  const inputTokens = estimateMessagesInputTokens(body)
+  const searches = webSearchAllowance(request.tools)
+  const prompt = options.some((option) => option.mode === 'translated') ? decodeMessagesRequest(request) : undefined
+  const inputTokens = estimateMessagesInputTokens(request)
   const amount = worstCaseForTokens(model.pricing, inputTokens, maxTokens, searches)
   const call = await BilledCall.open(services, caller, amount, requestId, model.id, options[0]!.provider.name)
 
-  const answer = await call.reach(options, (option, target) => (option.mode === 'native' ? option.send(target, body, passthrough) : option.send(target, prompt!)), clientSignal)
+  const answer = await call.reach(options, (option, target) => (option.mode === 'native' ? option.send(target, request, passthrough) : option.send(target, prompt!)), clientSignal)
   return deliver(call, answer, inputTokens, {
-    streaming: body.stream === true,
+    streaming: request.stream === true,
     relayNative: (params) => relayMessagesStream({ ...params, shownModel: request.model }),
     nativeUsage: (message) => answer.option.adapter.messagesUsage?.(message.usage),
     // The model the client named, whichever route served: the answer never reveals the route.
