@@ -1,6 +1,7 @@
 import type { Caller } from '../auth/authenticate'
 import { estimateChatInputTokens } from '../billing/estimator'
 import { worstCaseForTokens } from '../billing/pricing'
+import { requireCount } from '../http/request-bounds'
 import type { MessagesPassthrough, UpstreamTarget } from '../providers/adapter'
 import { decodeMessagesRequest } from '../routes/anthropic/decode-messages'
 import { encodeMessage } from '../routes/anthropic/encode-message'
@@ -11,9 +12,18 @@ import { resolveMessagesModel } from './messages-model'
 import { relayMessagesStream } from './messages-stream'
 import { planRoutes, translatedRoute, type Route, type TranslatedRoute } from './route-plan'
 import { deliver, withCost } from './deliver'
+import { maxOutputTokensOf, requireOutputTokens } from './output-tokens'
 
 /** Searches a web search tool may make when it sets no `max_uses`: what the hold assumes. */
 export const DEFAULT_WEB_SEARCH_USES = 10
+
+/**
+ * The most searches one web search tool may ask for. Anthropic documents no limit, but every
+ * search adds its results (thousands of tokens) to the conversation, so a request runs out of
+ * context long before a hundred searches; the cap keeps the hold (`max_uses` × the search
+ * price) a real bound rather than whatever a client writes.
+ */
+const MAX_WEB_SEARCH_USES = 100
 
 export type MessagesBody = Record<string, unknown> & { model: string; max_tokens: number; messages: unknown[] }
 
@@ -27,9 +37,10 @@ function messagesRoute(route: Route): MessagesRoute | undefined {
 
 /**
  * POST /v1/messages, billed. Native routes get the body as it is (unknown fields, thinking
- * signatures, cache_control and server tools included; only a `speed` other than standard is
- * dropped, API.md §4.2 rule 2–3); other routes get it translated through the canonical prompt.
- * Either way the answer has the same shape and names the model the client asked for.
+ * signatures, cache_control and server tools included; the provider drops only the options that
+ * would raise its price above the catalogue's, such as a `speed` other than standard); other
+ * routes get it translated through the canonical prompt. Either way the answer has the same
+ * shape and names the model the client asked for.
  */
 export async function createMessage(
   services: Services,
@@ -40,17 +51,17 @@ export async function createMessage(
   clientSignal: AbortSignal,
 ): Promise<Response> {
   const { model } = await resolveMessagesModel(services, caller, request.model)
-  const { speed, ...rest } = request
-  const body = speed === undefined || speed === 'standard' ? request : rest
   const options = planRoutes(services, { kind: 'model', model }, messagesRoute)
-  const prompt = options.some((option) => option.mode === 'translated') ? decodeMessagesRequest(body) : undefined
-  const inputTokens = estimateMessagesInputTokens(body)
-  const amount = worstCaseForTokens(model.pricing, inputTokens, request.max_tokens, webSearchAllowance(body.tools))
+  const maxTokens = requireOutputTokens(request.max_tokens, 'max_tokens', maxOutputTokensOf(model), request.model)
+  const searches = webSearchAllowance(request.tools)
+  const prompt = options.some((option) => option.mode === 'translated') ? decodeMessagesRequest(request) : undefined
+  const inputTokens = estimateMessagesInputTokens(request)
+  const amount = worstCaseForTokens(model.pricing, inputTokens, maxTokens, searches)
   const call = await BilledCall.open(services, caller, amount, requestId, model.id, options[0]!.provider.name)
 
-  const answer = await call.reach(options, (option, target) => (option.mode === 'native' ? option.send(target, body, passthrough) : option.send(target, prompt!)), clientSignal)
+  const answer = await call.reach(options, (option, target) => (option.mode === 'native' ? option.send(target, request, passthrough) : option.send(target, prompt!)), clientSignal)
   return deliver(call, answer, inputTokens, {
-    streaming: body.stream === true,
+    streaming: request.stream === true,
     relayNative: (params) => relayMessagesStream({ ...params, shownModel: request.model }),
     nativeUsage: (message) => answer.option.adapter.messagesUsage?.(message.usage),
     // The model the client named, whichever route served: the answer never reveals the route.
@@ -65,13 +76,18 @@ export function estimateMessagesInputTokens(body: Record<string, unknown>): numb
   return estimateChatInputTokens({ messages: body.messages, system: body.system, tools: body.tools })
 }
 
-/** Searches the request's web search tools may make: their `max_uses`, or the default each. */
+/**
+ * Searches the request's web search tools may make: each one's `max_uses` (a whole number up to
+ * MAX_WEB_SEARCH_USES, else 400 naming `tools[i].max_uses`), or the default when it sets none.
+ */
 function webSearchAllowance(tools: unknown): number {
   if (!Array.isArray(tools)) return 0
-  return tools.reduce((total: number, tool) => {
+  return tools.reduce((total: number, tool: unknown, index: number) => {
     if (!tool || typeof tool !== 'object' || typeof (tool as { type?: unknown }).type !== 'string') return total
     const { type, max_uses: maxUses } = tool as { type: string; max_uses?: unknown }
     if (!type.startsWith('web_search')) return total
-    return total + (typeof maxUses === 'number' && maxUses > 0 ? maxUses : DEFAULT_WEB_SEARCH_USES)
+    // null is how SDKs built from the API's types write "not set".
+    if (maxUses === undefined || maxUses === null) return total + DEFAULT_WEB_SEARCH_USES
+    return total + requireCount(maxUses, `tools[${index}].max_uses`, MAX_WEB_SEARCH_USES, 'the most searches one web search tool may make through this gateway')
   }, 0)
 }

@@ -12,9 +12,7 @@ import { BilledCall } from './billed-call'
 import { relayResponsesStream } from './responses-stream'
 import { planRoutes, translatedRoute, type Route, type TranslatedRoute } from './route-plan'
 import { deliver, withCost } from './deliver'
-
-/** Output allowance for a model whose config names no maximum. */
-const DEFAULT_MAX_OUTPUT_TOKENS = 32_768
+import { DEFAULT_MAX_OUTPUT_TOKENS, maxOutputTokensOf, requireOutputTokens } from './output-tokens'
 
 export type ResponsesBody = Record<string, unknown> & { model: string }
 
@@ -43,7 +41,10 @@ export async function createResponse(services: Services, caller: Caller, request
   }
   const prompt = options.some((option) => option.mode === 'translated') ? decodeResponsesRequest(request) : undefined
   const inputTokens = estimateValueTokens(request.input) + (typeof request.instructions === 'string' ? estimateTextTokens(request.instructions) : 0) + estimateValueTokens(request.tools)
-  const maxOutput = typeof request.max_output_tokens === 'number' ? request.max_output_tokens : (model.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS)
+  const maxOutput =
+    request.max_output_tokens === undefined
+      ? (model.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS)
+      : requireOutputTokens(request.max_output_tokens, 'max_output_tokens', maxOutputTokensOf(model), request.model)
   const call = await BilledCall.open(services, caller, worstCaseForTokens(model.pricing, inputTokens, maxOutput), requestId, model.id, options[0]!.provider.name)
 
   const answer = await call.reach(options, (option, target) => (option.mode === 'native' ? option.send(target, request) : option.send(target, prompt!)), clientSignal)

@@ -129,9 +129,9 @@ for (const kind of testDatabases) {
       const { key } = await harness.key()
       const thinking = { text: 'The user wants a greeting.', signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pk' }
       a.script({ thinking, text: 'Hi.' }, { thinking, text: 'Hi.' })
-      const whole = await messages(key, { model: 'claude-test', max_tokens: 2048, messages: hi, thinking: { type: 'enabled', budget_tokens: 1024 } })
+      const whole = await messages(key, { model: 'claude-test', max_tokens: 1000, messages: hi, thinking: { type: 'enabled', budget_tokens: 512 } })
       expect(whole.json.content[0]).toEqual({ type: 'thinking', thinking: thinking.text, signature: thinking.signature })
-      const streamed = eventsOf((await messages(key, { model: 'claude-test', max_tokens: 2048, messages: hi, stream: true, thinking: { type: 'enabled', budget_tokens: 1024 } })).text)
+      const streamed = eventsOf((await messages(key, { model: 'claude-test', max_tokens: 1000, messages: hi, stream: true, thinking: { type: 'enabled', budget_tokens: 512 } })).text)
       const deltas = streamed.filter(([name]) => name === 'content_block_delta').map(([, data]) => data.delta)
       expect(deltas.slice(0, 2)).toEqual([
         { type: 'thinking_delta', thinking: thinking.text },

@@ -5,11 +5,13 @@ import { convertMessageAnswer } from './convert-response'
 import { convertMessagesStream } from './convert-stream'
 import { convertMessagesUsage } from './convert-usage'
 import { mapAnthropicError } from './map-error'
+import { betaHeader, withoutPremiumOptions } from './price-options'
 
 /**
  * Anthropic's native messages API: `baseUrl` has no `/v1`; `/v1/messages` is appended
  * (https://docs.claude.com/en/api/messages). The provider's key is sent, never the client's;
- * the client's `anthropic-beta` header and query string (`?beta=true`) are kept.
+ * the client's `anthropic-beta` header and query string (`?beta=true`) are kept, less the betas
+ * and body options that would raise the price above the catalogue's (price-options.ts).
  */
 export const anthropicAdapter: ProviderAdapter = {
   sendMessages: postMessages,
@@ -27,10 +29,11 @@ function postMessages(target: UpstreamTarget, body: Record<string, unknown>, pas
       'content-type': 'application/json',
       accept: body.stream ? 'text/event-stream' : 'application/json',
       'anthropic-version': passthrough.version ?? DEFAULT_ANTHROPIC_VERSION,
-      ...(passthrough.beta ? { 'anthropic-beta': passthrough.beta } : {}),
+      ...betaHeader(passthrough.beta),
       ...(target.provider.credential ? { 'x-api-key': target.provider.credential } : {}),
     },
-    body: JSON.stringify({ ...body, model: target.model }),
+    body: JSON.stringify({ ...withoutPremiumOptions(body), model: target.model }),
     signal: target.signal,
   })
 }
+

@@ -4,18 +4,20 @@ import { convertChatAnswer } from './convert-response'
 import { convertChatStream } from './convert-stream'
 import { convertChatUsage, convertResponsesUsage } from './convert-usage'
 import { mapOpenAiError } from './map-error'
+import { withoutPremiumTier } from './price-options'
 import { cancelOpenAiVideo, generateOpenAiVideo } from './videos'
 
 /**
  * OpenAI and every OpenAI-compatible server: `baseUrl` ends in `/v1` and paths are appended
- * (https://platform.openai.com/docs/api-reference). The provider's key is sent, never the client's.
+ * (https://platform.openai.com/docs/api-reference). The provider's key is sent, never the client's,
+ * and chat and Responses bodies lose a service tier priced above the catalogue.
  */
 export const openAiAdapter: ProviderAdapter = {
   sendChatCompletion: postChatCompletion,
   chatUsage: convertChatUsage,
   sendOpenAiRequest: postToOpenAi,
   // Only providers that declare the Responses API get native calls (route-plan checks the flag).
-  sendResponses: (target, body) => postToOpenAi(target, '/responses', JSON.stringify({ ...body, model: target.model })),
+  sendResponses: (target, body) => postToOpenAi(target, '/responses', JSON.stringify({ ...withoutPremiumTier(body), model: target.model })),
   responsesUsage: convertResponsesUsage,
   generateVideo: generateOpenAiVideo,
   cancelVideoJob: cancelOpenAiVideo,
@@ -33,7 +35,7 @@ function postChatCompletion(target: UpstreamTarget, body: Record<string, unknown
       accept: body.stream ? 'text/event-stream' : 'application/json',
       ...(target.provider.credential ? { authorization: `Bearer ${target.provider.credential}` } : {}),
     },
-    body: JSON.stringify({ ...body, model: target.model }),
+    body: JSON.stringify({ ...withoutPremiumTier(body), model: target.model }),
     signal: target.signal,
   })
 }

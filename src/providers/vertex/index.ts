@@ -3,6 +3,7 @@ import { convertMessageAnswer } from '../anthropic/convert-response'
 import { convertMessagesStream } from '../anthropic/convert-stream'
 import { convertMessagesUsage } from '../anthropic/convert-usage'
 import { mapAnthropicError } from '../anthropic/map-error'
+import { betaHeader, withoutPremiumOptions } from '../anthropic/price-options'
 import type { MessagesPassthrough, ProviderAdapter, UpstreamTarget } from '../adapter'
 import { vertexAccessToken } from './access-token'
 import { generateVeoVideo } from './videos'
@@ -14,7 +15,8 @@ const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16'
  * Claude on Vertex AI's publisher endpoint
  * (https://cloud.google.com/vertex-ai/generative-ai/docs/partner-models/claude): the messages
  * body without `model` (the URL names it), with `anthropic_version`, to `:rawPredict` or
- * `:streamRawPredict`, under a Google bearer token. Answers and streams are Anthropic's format.
+ * `:streamRawPredict`, under a Google bearer token. Answers and streams are Anthropic's format;
+ * the betas and body options priced above the catalogue are dropped as on Anthropic's own API.
  */
 export const vertexAdapter: ProviderAdapter = {
   sendMessages: postRawPredict,
@@ -37,10 +39,10 @@ async function postRawPredict(target: UpstreamTarget, body: Record<string, unkno
     headers: {
       'content-type': 'application/json',
       accept: body.stream ? 'text/event-stream' : 'application/json',
-      ...(passthrough.beta ? { 'anthropic-beta': passthrough.beta } : {}),
+      ...betaHeader(passthrough.beta),
       ...(token ? { authorization: `Bearer ${token}` } : {}),
     },
-    body: JSON.stringify({ ...rest, anthropic_version: VERTEX_ANTHROPIC_VERSION }),
+    body: JSON.stringify({ ...withoutPremiumOptions(rest), anthropic_version: VERTEX_ANTHROPIC_VERSION }),
     signal: target.signal,
   })
 }

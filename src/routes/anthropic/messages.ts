@@ -3,6 +3,7 @@ import { createMessage, estimateMessagesInputTokens, type MessagesBody } from '.
 import { resolveMessagesModel } from '../../dispatch/messages-model'
 import type { GatewayContext } from '../../http/gateway-context'
 import type { Services } from '../../services'
+import { JsonInteger } from '../schemas'
 
 const MessageSchema = t.Object(
   {
@@ -23,7 +24,7 @@ const common = {
 export const MessagesSchema = t.Object(
   {
     ...common,
-    max_tokens: t.Integer({ minimum: 1 }),
+    max_tokens: JsonInteger({ minimum: 1 }),
     stream: t.Optional(t.Boolean()),
     temperature: t.Optional(t.Number({ minimum: 0, maximum: 1 })),
   },

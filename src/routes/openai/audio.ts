@@ -11,10 +11,17 @@ import type { Services } from '../../services'
 /** Response content types by speech format (CONTRACT.md §7). */
 const SPEECH_TYPES = { mp3: 'audio/mpeg', opus: 'audio/opus', aac: 'audio/aac', flac: 'audio/flac', wav: 'audio/wav', pcm: 'audio/pcm' } as const
 
+/**
+ * OpenAI's limit on speech input. It bounds the hold (characters × the character price); the
+ * schema counts UTF-16 units, so text outside the Basic Multilingual Plane (emoji) reaches it a
+ * little before 4096 characters.
+ */
+const MAX_SPEECH_INPUT = 4096
+
 export const SpeechSchema = t.Object(
   {
     model: t.String({ minLength: 1 }),
-    input: t.String({ minLength: 1 }),
+    input: t.String({ minLength: 1, maxLength: MAX_SPEECH_INPUT }),
     voice: t.Optional(t.String()),
     response_format: t.Optional(t.Union(Object.keys(SPEECH_TYPES).map((format) => t.Literal(format)))),
     speed: t.Optional(t.Number({ minimum: 0.25, maximum: 4 })),

@@ -1,8 +1,9 @@
 import { Elysia, t } from 'elysia'
-import { chatCompletion, type ChatBody } from '../../dispatch/chat-completion'
+import { chatCompletion, MAX_CHOICES, type ChatBody } from '../../dispatch/chat-completion'
 import { InvalidRequestError } from '../../errors/kinds'
 import type { GatewayContext } from '../../http/gateway-context'
 import type { Services } from '../../services'
+import { JsonInteger } from '../schemas'
 
 const MessageSchema = t.Object(
   {
@@ -13,16 +14,20 @@ const MessageSchema = t.Object(
   { additionalProperties: true },
 )
 
-/** The fields the gateway checks; every other OpenAI field (tools, response_format, seed, ...) passes through. */
+/**
+ * The fields the gateway checks; every other OpenAI field (tools, response_format, seed, ...)
+ * passes through. The output-token fields are checked against the model's maximum once the
+ * model is known (dispatch/chat-completion.ts).
+ */
 export const ChatCompletionSchema = t.Object(
   {
     model: t.String({ minLength: 1, description: 'A catalogue id such as openai/gpt-5, an alias tollgate/<name>, or custom/<name>' }),
     messages: t.Array(MessageSchema, { minItems: 1 }),
-    max_tokens: t.Optional(t.Integer({ minimum: 1 })),
-    max_completion_tokens: t.Optional(t.Integer({ minimum: 1 })),
+    max_tokens: t.Optional(JsonInteger({ minimum: 1 })),
+    max_completion_tokens: t.Optional(JsonInteger({ minimum: 1 })),
     temperature: t.Optional(t.Number({ minimum: 0, maximum: 2 })),
     top_p: t.Optional(t.Number({ minimum: 0, maximum: 1 })),
-    n: t.Optional(t.Integer({ minimum: 1, maximum: 128 })),
+    n: t.Optional(JsonInteger({ minimum: 1, maximum: MAX_CHOICES })),
     stream: t.Optional(t.Boolean()),
     stop: t.Optional(t.Union([t.String(), t.Array(t.String(), { maxItems: 4 })])),
     stream_options: t.Optional(t.Union([t.Object({ include_usage: t.Optional(t.Boolean()) }, { additionalProperties: true }), t.Null()])),

@@ -3,12 +3,16 @@ import { chargePerUnit } from '../../billing/pricing'
 import { billedEndpoint, openAiPassthrough } from '../../dispatch/openai-endpoint'
 import type { GatewayContext } from '../../http/gateway-context'
 import type { Services } from '../../services'
+import { JsonInteger } from '../schemas'
+
+/** The most images one request may ask for: OpenAI's own limit, and so the bound of the hold. */
+const MAX_IMAGES = 10
 
 export const ImagesSchema = t.Object(
   {
     model: t.String({ minLength: 1 }),
     prompt: t.String({ minLength: 1 }),
-    n: t.Optional(t.Integer({ minimum: 1, maximum: 10 })),
+    n: t.Optional(JsonInteger({ minimum: 1, maximum: MAX_IMAGES })),
     size: t.Optional(t.String()),
     quality: t.Optional(t.String()),
     response_format: t.Optional(t.Union([t.Literal('url'), t.Literal('b64_json')])),

@@ -2,6 +2,7 @@ import { Elysia, t } from 'elysia'
 import { createResponse, type ResponsesBody } from '../../dispatch/responses'
 import type { GatewayContext } from '../../http/gateway-context'
 import type { Services } from '../../services'
+import { JsonInteger } from '../schemas'
 
 /** The fields the gateway checks; everything else passes through to native routes. */
 export const ResponsesSchema = t.Object(
@@ -11,7 +12,7 @@ export const ResponsesSchema = t.Object(
     instructions: t.Optional(t.Union([t.String(), t.Null()])),
     tools: t.Optional(t.Array(t.Record(t.String(), t.Unknown()))),
     tool_choice: t.Optional(t.Union([t.String(), t.Record(t.String(), t.Unknown())])),
-    max_output_tokens: t.Optional(t.Integer({ minimum: 16 })),
+    max_output_tokens: t.Optional(JsonInteger({ minimum: 16 })),
     temperature: t.Optional(t.Number({ minimum: 0, maximum: 2 })),
     top_p: t.Optional(t.Number({ minimum: 0, maximum: 1 })),
     stream: t.Optional(t.Boolean()),

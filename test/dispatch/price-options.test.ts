@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { testDatabases, type FreshDatabase } from '../support/databases'
+import { bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
+import { mockCatalog } from '../support/mock-catalog'
+import { MockUpstream } from '../upstream/mock-upstream'
+
+const hi = [{ role: 'user', content: 'Say hi.' }]
+
+/**
+ * Nothing a client sends makes the operator pay more than the client is billed: request options
+ * priced above the catalogue (a premium service tier, long-context and fast-mode betas, regional
+ * inference, one-hour cache writes) never reach the upstream, and the request still works.
+ */
+describe('price-changing request options are not forwarded', () => {
+  let database: FreshDatabase
+  let harness: TestGateway
+  const upstream = new MockUpstream()
+
+  beforeAll(async () => {
+    upstream.start()
+    const catalog = mockCatalog(upstream.baseUrl, upstream.baseUrl)
+    // Claude on Vertex AI's publisher endpoint, served by the same mock.
+    const vertexClaude = { id: 'anthropic/claude-vertex', type: 'chat', routes: [{ provider: 'veo', model: 'claude-vertex@001' }], pricing: { input: 3, output: 15 }, maxOutputTokens: 1000 }
+    const path = join(mkdtempSync(join(tmpdir(), 'tollgate-price-options-')), 'tollgate.json')
+    writeFileSync(path, JSON.stringify({ ...catalog, models: [...catalog.models, vertexClaude] }))
+    database = await testDatabases[0]!.open()
+    harness = startGateway(database, { config: testConfig({ TOLLGATE_CONFIG: path }) })
+  })
+  afterAll(async () => {
+    harness.services.close()
+    upstream.stop()
+    await database.close()
+  })
+  beforeEach(() => upstream.reset())
+
+  /** The body the upstream received for each request, in order. */
+  const sentBodies = () => upstream.received.map((request) => request.body)
+
+  test('chat completions and the Responses API: service_tier auto and default pass, priority, flex and scale are dropped', async () => {
+    const { key } = await harness.key()
+    for (const tier of ['auto', 'default', 'priority', 'flex', 'scale']) {
+      expect((await harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'test/cheap', messages: hi, service_tier: tier } })).status).toBe(200)
+      expect((await harness.call('POST', '/v1/responses', { headers: bearer(key), body: { model: 'test/smart', input: 'Say hi.', service_tier: tier } })).status).toBe(200)
+    }
+    expect(upstream.received.map((request) => [request.path, request.body.service_tier])).toEqual([
+      ['/v1/chat/completions', 'auto'],
+      ['/v1/responses', 'auto'],
+      ['/v1/chat/completions', 'default'],
+      ['/v1/responses', 'default'],
+      ...Array.from({ length: 3 }, () => [
+        ['/v1/chat/completions', undefined],
+        ['/v1/responses', undefined],
+      ]).flat(),
+    ])
+  })
+
+  const messages = (key: string, body: object, betas?: string) =>
+    harness.call('POST', '/v1/messages', { headers: { 'x-api-key': key, ...(betas ? { 'anthropic-beta': betas } : {}) }, body: { max_tokens: 100, messages: hi, ...body } })
+
+  test('messages: long-context and fast-mode betas are stripped from anthropic-beta; every other beta arrives', async () => {
+    const { key } = await harness.key()
+    const betas = 'prompt-caching-2024-07-31, context-1m-2025-08-07,interleaved-thinking-2025-05-14,fast-mode-2026-02-01,fine-grained-tool-streaming-2025-05-14'
+    expect((await messages(key, { model: 'claude-test' }, betas)).status).toBe(200)
+    expect((await messages(key, { model: 'claude-test' }, 'context-1m-2025-08-07')).status).toBe(200)
+    expect((await messages(key, { model: 'claude-test' }, 'claude-code-20250219,interleaved-thinking-2025-05-14')).status).toBe(200)
+    expect(upstream.received.map((request) => request.headers['anthropic-beta'])).toEqual([
+      'prompt-caching-2024-07-31,interleaved-thinking-2025-05-14,fine-grained-tool-streaming-2025-05-14',
+      undefined,
+      'claude-code-20250219,interleaved-thinking-2025-05-14',
+    ])
+  })
+
+  test('messages: speed, service_tier and inference_geo keep only their catalogue-price values', async () => {
+    const { key } = await harness.key()
+    const options = [
+      { speed: 'fast', service_tier: 'auto', inference_geo: 'us' },
+      { speed: 'standard', service_tier: 'standard_only', inference_geo: 'global' },
+      { service_tier: 'priority' },
+    ]
+    for (const option of options) expect((await messages(key, { model: 'claude-test', ...option })).status).toBe(200)
+    const [premium, standard, priority] = sentBodies()
+    expect([premium.speed, premium.service_tier, premium.inference_geo]).toEqual([undefined, undefined, undefined])
+    expect(standard).toMatchObject(options[1]!)
+    expect(priority.service_tier).toBeUndefined()
+  })
+
+  test('messages: one-hour cache writes become default five-minute ones, wherever cache_control sits', async () => {
+    const { key } = await harness.key()
+    const hour = { type: 'ephemeral', ttl: '1h' }
+    const fiveMinutes = { type: 'ephemeral', ttl: '5m' }
+    const body = {
+      model: 'claude-test',
+      cache_control: hour,
+      system: [{ type: 'text', text: 'Be brief.', cache_control: hour }],
+      tools: [{ name: 'f', input_schema: { type: 'object' }, cache_control: hour }],
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'Call f.', cache_control: fiveMinutes }] },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'f', input: { cache_control: hour } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'done', cache_control: hour }], cache_control: hour }] },
+      ],
+    }
+    expect((await messages(key, body)).status).toBe(200)
+    const [sent] = sentBodies()
+    const ephemeral = { type: 'ephemeral' }
+    expect(sent).toMatchObject({
+      cache_control: ephemeral,
+      system: [{ type: 'text', text: 'Be brief.', cache_control: ephemeral }],
+      tools: [{ name: 'f', cache_control: ephemeral }],
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'Call f.', cache_control: fiveMinutes }] },
+        // A tool's input is the conversation's content, not a cache setting: untouched.
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'f', input: { cache_control: hour } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'done', cache_control: ephemeral }], cache_control: ephemeral }] },
+      ],
+    })
+    expect(JSON.stringify([sent.cache_control, sent.system, sent.tools, sent.messages[2]])).not.toContain('1h')
+  })
+
+  test('messages on Vertex AI: the same betas and options are dropped', async () => {
+    const { key } = await harness.key()
+    const reply = await messages(key, { model: 'claude-vertex', speed: 'fast', service_tier: 'auto', inference_geo: 'us', cache_control: { type: 'ephemeral', ttl: '1h' } }, 'context-1m-2025-08-07,interleaved-thinking-2025-05-14')
+    expect(reply.status).toBe(200)
+    const call = upstream.received.find((request) => request.path.endsWith(':rawPredict'))!
+    expect(call.headers['anthropic-beta']).toBe('interleaved-thinking-2025-05-14')
+    expect(call.body).toMatchObject({ anthropic_version: 'vertex-2023-10-16', cache_control: { type: 'ephemeral' } })
+    expect([call.body.speed, call.body.service_tier, call.body.inference_geo, call.body.cache_control.ttl]).toEqual([undefined, undefined, undefined, undefined])
+  })
+})
