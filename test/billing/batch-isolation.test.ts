@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { Batcher } from '../../src/billing/batcher'
 import type { HoldRequest } from '../../src/billing/hold-book'
 import { queryRows } from '../../src/db/rows'
-import { testDatabases, type FreshDatabase } from '../support/databases'
-import { startGateway, type TestGateway } from '../support/gateway'
+import { testDatabases } from '../support/databases'
+import { gatewaySuite } from '../support/gateway-suite'
 import { expectBooksBalance } from '../support/ledger-checks'
 
 describe('group commit keeps its members apart', () => {
@@ -36,22 +36,12 @@ describe('group commit keeps its members apart', () => {
 
 for (const kind of testDatabases) {
   describe(`holds: one request the database refuses cannot fail another (${kind.kind})`, () => {
-    let database: FreshDatabase
-    let harness: TestGateway
-
-    beforeAll(async () => {
-      database = await kind.open()
-      harness = startGateway(database)
-    })
-    afterAll(async () => {
-      harness.services.close()
-      await database.close()
-    })
+    const suite = gatewaySuite(kind)
 
     async function payerOf(options: Record<string, unknown> = {}) {
-      const { id: keyId, key } = await harness.key(options)
-      const caller = await harness.services.authenticator.authenticate({ method: 'POST', path: '/v1/chat/completions', credentials: 'bearer', scope: 'chat' }, new Headers({ authorization: `Bearer ${key}` }))
-      return { keyId, payer: await harness.services.payers.payerFor(caller) }
+      const { id: keyId, key } = await suite.harness.key(options)
+      const caller = await suite.harness.services.authenticator.authenticate({ method: 'POST', path: '/v1/chat/completions', credentials: 'bearer', scope: 'chat' }, new Headers({ authorization: `Bearer ${key}` }))
+      return { keyId, payer: await suite.harness.services.payers.payerFor(caller) }
     }
 
     for (const path of ['statement', 'locking'] as const) {
@@ -66,13 +56,13 @@ for (const kind of testDatabases) {
           model: index === 100 ? 'poison\u0000model' : 'test/cheap',
           route: 'a',
         })
-        const outcomes = await Promise.allSettled(Array.from({ length: 200 }, (_, index) => harness.services.holds.take(request(index))))
+        const outcomes = await Promise.allSettled(Array.from({ length: 200 }, (_, index) => suite.harness.services.holds.take(request(index))))
         expect(outcomes.filter((outcome) => outcome.status === 'rejected')).toHaveLength(1)
         expect(outcomes[100]!.status).toBe('rejected')
-        const [open] = await queryRows<{ n: number }>(database.db, sql`select count(*)::int as n from holds where wallet_id = ${payer.walletId}`)
+        const [open] = await queryRows<{ n: number }>(suite.database.db, sql`select count(*)::int as n from holds where wallet_id = ${payer.walletId}`)
         expect(open!.n).toBe(199)
-        await Promise.all(outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [harness.services.holds.release(outcome.value)] : [])))
-        await expectBooksBalance(database.db)
+        await Promise.all(outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [suite.harness.services.holds.release(outcome.value)] : [])))
+        await expectBooksBalance(suite.database.db)
       }, 60_000)
     }
   })

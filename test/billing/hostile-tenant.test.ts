@@ -1,11 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { queryRows } from '../../src/db/rows'
-import { testDatabases, type FreshDatabase } from '../support/databases'
-import { bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
+import { testDatabases } from '../support/databases'
+import { gatewaySuite } from '../support/gateway-suite'
+import { bearer } from '../support/gateway'
 import { expectBooksBalance } from '../support/ledger-checks'
-import { mockCatalogEnv } from '../support/mock-catalog'
-import { MockUpstream } from '../upstream/mock-upstream'
 
 /**
  * A tenant with no credit sends requests whose worst case overflows any integer, at the same
@@ -25,33 +24,20 @@ const ATTACKS: { name: string; path: string; headers?: Record<string, string>; b
 
 for (const kind of testDatabases) {
   describe(`a hostile tenant cannot hurt another (${kind.kind})`, () => {
-    let database: FreshDatabase
-    let harness: TestGateway
-    const upstream = new MockUpstream()
-
-    beforeAll(async () => {
-      upstream.start()
-      database = await kind.open()
-      harness = startGateway(database, { config: testConfig(mockCatalogEnv(upstream.baseUrl, upstream.baseUrl)) })
-    })
-    afterAll(async () => {
-      harness.services.close()
-      upstream.stop()
-      await database.close()
-    })
+    const suite = gatewaySuite(kind)
 
     test('overflowing requests from a zero-credit key, concurrent with a victim: the victim sees only 200s', async () => {
-      const victim = await harness.key({ account_id: (await harness.account(1000)).id })
-      const attacker = await harness.key({ account_id: (await harness.account(0)).id })
+      const victim = await suite.harness.key({ account_id: (await suite.harness.account(1000)).id })
+      const attacker = await suite.harness.key({ account_id: (await suite.harness.account(0)).id })
       const rounds = 40
       const victimCalls: Promise<{ status: number }>[] = []
       const attackerCalls: Promise<{ status: number; text: string }>[] = []
       for (let round = 0; round < rounds; round++) {
         for (const attack of ATTACKS) {
-          attackerCalls.push(harness.call('POST', attack.path, { headers: bearer(attacker.key), body: attack.body }))
+          attackerCalls.push(suite.harness.call('POST', attack.path, { headers: bearer(attacker.key), body: attack.body }))
         }
-        victimCalls.push(harness.call('POST', '/v1/chat/completions', { headers: bearer(victim.key), body: { model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }], max_tokens: 20 } }))
-        victimCalls.push(harness.call('POST', '/v1/messages', { headers: { 'x-api-key': victim.key }, body: { model: 'claude-sonnet-4-5', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] } }))
+        victimCalls.push(suite.harness.call('POST', '/v1/chat/completions', { headers: bearer(victim.key), body: { model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }], max_tokens: 20 } }))
+        victimCalls.push(suite.harness.call('POST', '/v1/messages', { headers: { 'x-api-key': victim.key }, body: { model: 'claude-sonnet-4-5', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] } }))
       }
       const victimStatuses = (await Promise.all(victimCalls)).map((reply) => reply.status)
       const attackerReplies = await Promise.all(attackerCalls)
@@ -60,11 +46,11 @@ for (const kind of testDatabases) {
         expect(reply.status).toBe(400)
         expect(reply.text).not.toContain('internal_error')
       }
-      const [open] = await queryRows<{ n: number }>(database.db, sql`select count(*)::int as n from holds`)
+      const [open] = await queryRows<{ n: number }>(suite.database.db, sql`select count(*)::int as n from holds`)
       expect(open!.n).toBe(0)
-      const [attackerEntries] = await queryRows<{ n: number }>(database.db, sql`select count(*)::int as n from ledger_entries where key_id = ${attacker.id}`)
+      const [attackerEntries] = await queryRows<{ n: number }>(suite.database.db, sql`select count(*)::int as n from ledger_entries where key_id = ${attacker.id}`)
       expect(attackerEntries!.n).toBe(0)
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     }, 60_000)
   })
 }

@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { MAX_HOLD_MICROS } from '../../src/billing/money'
 import { chargeForUsage, chargePerMillion, chargePerSecond, worstCaseForTokens } from '../../src/billing/pricing'
 import { UntrustedUsageError } from '../../src/billing/usage-guard'
 import { queryRows } from '../../src/db/rows'
 import { InvalidRequestError } from '../../src/errors/kinds'
-import { testDatabases, type FreshDatabase } from '../support/databases'
-import { startGateway, type TestGateway } from '../support/gateway'
+import { testDatabases } from '../support/databases'
+import { gatewaySuite } from '../support/gateway-suite'
 
 const pricing = { input: 3, output: 15 }
 const usage = { inputTokens: 10, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: 0 }
@@ -30,31 +30,21 @@ describe('pricing refuses counts it cannot trust', () => {
 
 for (const kind of testDatabases) {
   describe(`the database refuses what the code must never write (${kind.kind})`, () => {
-    let database: FreshDatabase
-    let harness: TestGateway
-
-    beforeAll(async () => {
-      database = await kind.open()
-      harness = startGateway(database)
-    })
-    afterAll(async () => {
-      harness.services.close()
-      await database.close()
-    })
+    const suite = gatewaySuite(kind)
 
     const walletOf = async () => {
-      const { accountId } = await harness.key()
-      const [wallet] = await queryRows<{ id: string }>(database.db, sql`select id from wallets where owner_id = ${accountId}`)
+      const { accountId } = await suite.harness.key()
+      const [wallet] = await queryRows<{ id: string }>(suite.database.db, sql`select id from wallets where owner_id = ${accountId}`)
       return wallet!.id
     }
 
     test('a hold above the ceiling: refused by the hold book with a 400, and by the database', async () => {
       const walletId = await walletOf()
       const payer = { type: 'wallet' as const, walletId, ownerId: 'x', accountId: null, keyId: null, userSub: null, env: null, monthlyQuota: null, tokensPerMinute: null }
-      await expect(harness.services.holds.take({ payer, amount: MAX_HOLD_MICROS + 1n, requestId: 'req_big', model: 'm', route: 'r' })).rejects.toBeInstanceOf(InvalidRequestError)
+      await expect(suite.harness.services.holds.take({ payer, amount: MAX_HOLD_MICROS + 1n, requestId: 'req_big', model: 'm', route: 'r' })).rejects.toBeInstanceOf(InvalidRequestError)
       await expect(
         queryRows(
-          database.db,
+          suite.database.db,
           sql`insert into holds (id, request_id, wallet_id, payer_type, amount, model, route, instance_id, month, expires_at)
               values ('hold_big', 'req_big', ${walletId}, 'wallet', ${(MAX_HOLD_MICROS + 1n).toString()}::bigint, 'm', 'r', 'inst', '2026-11', now())`,
         ),
@@ -64,7 +54,7 @@ for (const kind of testDatabases) {
     test('a negative charge or uncollected amount: refused by the ledger', async () => {
       const walletId = await walletOf()
       const entry = (kind: string, amount: number, uncollected = 0) =>
-        queryRows(database.db, sql`insert into ledger_entries (kind, amount, wallet_id, payer_type, uncollected) values (${kind}, ${amount}, ${walletId}, 'wallet', ${uncollected})`)
+        queryRows(suite.database.db, sql`insert into ledger_entries (kind, amount, wallet_id, payer_type, uncollected) values (${kind}, ${amount}, ${walletId}, 'wallet', ${uncollected})`)
       for (const kindOfEntry of ['charge', 'hold', 'release', 'expire', 'topup']) await expect(entry(kindOfEntry, -1)).rejects.toThrow()
       await expect(entry('charge', 1, -1)).rejects.toThrow()
       // An adjustment is the one entry whose sign is its meaning.

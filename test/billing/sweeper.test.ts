@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, spyOn, test } from 'bun:test'
+import { describe, expect, spyOn, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { queryRows } from '../../src/db/rows'
 import { createServices } from '../../src/services'
-import { testDatabases, type FreshDatabase } from '../support/databases'
+import { testDatabases } from '../support/databases'
+import { gatewaySuite } from '../support/gateway-suite'
 import { flaky } from '../support/flaky-database'
-import { startGateway, testConfig, type TestGateway } from '../support/gateway'
+import { testConfig } from '../support/gateway'
 import { expectBooksBalance } from '../support/ledger-checks'
 
 const HOLD_MICROS = 1000
@@ -15,23 +16,13 @@ const HOLD_MICROS = 1000
  */
 for (const kind of testDatabases) {
   describe(`hold sweeper (${kind.kind})`, () => {
-    let database: FreshDatabase
-    let harness: TestGateway
+    const suite = gatewaySuite(kind)
 
-    beforeAll(async () => {
-      database = await kind.open()
-      harness = startGateway(database)
-    })
-    afterAll(async () => {
-      harness.services.close()
-      await database.close()
-    })
-
-    const rows = <Row>(query: ReturnType<typeof sql>) => queryRows<Row>(database.db, query)
+    const rows = <Row>(query: ReturnType<typeof sql>) => queryRows<Row>(suite.database.db, query)
 
     /** `count` open holds of a process that is gone, written as the hold statement writes them, already past their expiry. */
     async function abandonedHolds(count: number, expired = true) {
-      const { id: keyId, accountId } = await harness.key()
+      const { id: keyId, accountId } = await suite.harness.key()
       const [wallet] = await rows<{ id: string }>(sql`select id from wallets where owner_id = ${accountId} and kind = 'wallet'`)
       const month = new Date().toISOString().slice(0, 7)
       const expiresAt = expired ? sql`now() - interval '10 minutes'` : sql`now() + interval '10 minutes'`
@@ -52,21 +43,21 @@ for (const kind of testDatabases) {
     test('20,000 expired holds are all released in one sweep after a restart', async () => {
       const { keyId, accountId } = await abandonedHolds(20_000)
       // A new process on the same database (a restart): its first sweep.
-      const restarted = createServices({ config: testConfig(), database })
+      const restarted = createServices({ config: testConfig(), database: suite.database })
       const expired = await restarted.sweeper.expire(kind.kind === 'pglite' ? { everyOpenHold: true } : {})
       restarted.close()
       expect(expired).toBe(20_000)
-      expect(await harness.admin('GET', `/accounts/${accountId}`).then((reply) => reply.json.wallet)).toEqual({ balance: 100, held: 0, available: 100 })
+      expect(await suite.harness.admin('GET', `/accounts/${accountId}`).then((reply) => reply.json.wallet)).toEqual({ balance: 100, held: 0, available: 100 })
       const [entries] = await rows<{ n: number }>(sql`select count(*)::int as n from ledger_entries where key_id = ${keyId} and kind = 'expire'`)
       expect(entries!.n).toBe(20_000)
       const [spend] = await rows<{ held: string }>(sql`select held::text as held from key_spend where key_id = ${keyId}`)
       expect(spend!.held).toBe('0')
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     }, 120_000)
 
     test('a sweep that fails logs one short line; the next sweep goes on', async () => {
       const { accountId } = await abandonedHolds(50)
-      const switchable = flaky(database)
+      const switchable = flaky(suite.database)
       const services = createServices({ config: testConfig(), database: switchable.handle })
       const logged = spyOn(console, 'error').mockImplementation(() => {})
       try {
@@ -76,29 +67,29 @@ for (const kind of testDatabases) {
         expect(lines).toHaveLength(1)
         expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'error', message: 'hold sweep failed', error: { code: 'ECONNREFUSED' } })
         expect(lines[0]!.length).toBeLessThan(400)
-        expect((await harness.admin('GET', `/accounts/${accountId}`)).json.wallet.held).toBe(0.05)
+        expect((await suite.harness.admin('GET', `/accounts/${accountId}`)).json.wallet.held).toBe(0.05)
         switchable.down = false
         await services.sweeper.tick()
-        expect((await harness.admin('GET', `/accounts/${accountId}`)).json.wallet.held).toBe(0)
+        expect((await suite.harness.admin('GET', `/accounts/${accountId}`)).json.wallet.held).toBe(0)
       } finally {
         logged.mockRestore()
         services.close()
       }
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     })
 
     test('the heartbeat renews the holds of live calls, not holds nobody is closing', async () => {
       const { walletId } = await abandonedHolds(3, false)
       const payer = { type: 'wallet' as const, walletId, accountId: null, keyId: null, ownerId: walletId, userSub: null, env: null, monthlyQuota: null, tokensPerMinute: null }
-      const live = await harness.services.holds.take({ payer, amount: 10n, requestId: 'req_live', model: 'test/cheap', route: 'a' })
+      const live = await suite.harness.services.holds.take({ payer, amount: 10n, requestId: 'req_live', model: 'test/cheap', route: 'a' })
       await rows(sql`update holds set expires_at = now() - interval '1 second' where wallet_id = ${walletId}`)
-      await harness.services.sweeper.heartbeat()
+      await suite.harness.services.sweeper.heartbeat()
       const stale = await rows<{ id: string }>(sql`select id from holds where wallet_id = ${walletId} and expires_at < now()`)
       expect(stale.map((row) => row.id).sort()).toHaveLength(3)
       expect(stale.map((row) => row.id)).not.toContain(live.id)
-      expect(await harness.services.sweeper.expire()).toBe(3)
-      await harness.services.holds.release(live)
-      await expectBooksBalance(database.db)
+      expect(await suite.harness.services.sweeper.expire()).toBe(3)
+      await suite.harness.services.holds.release(live)
+      await expectBooksBalance(suite.database.db)
     })
   })
 }

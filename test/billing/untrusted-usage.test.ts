@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, spyOn, test } from 'bun:test'
-import { testDatabases, type FreshDatabase } from '../support/databases'
-import { bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
+import { beforeEach, describe, expect, spyOn, test } from 'bun:test'
+import { testDatabases } from '../support/databases'
+import { gatewaySuite } from '../support/gateway-suite'
+import { bearer } from '../support/gateway'
 import { expectBooksBalance } from '../support/ledger-checks'
-import { mockCatalogEnv } from '../support/mock-catalog'
-import { MockUpstream } from '../upstream/mock-upstream'
 
 /**
  * Usage an upstream reports is untrusted input (CONTRACT.md §7): a count that is negative,
@@ -22,25 +21,12 @@ const LIES: [string, unknown][] = [
 
 for (const kind of testDatabases) {
   describe(`untrusted upstream usage (${kind.kind})`, () => {
-    let database: FreshDatabase
-    let harness: TestGateway
-    const upstream = new MockUpstream()
-
-    beforeAll(async () => {
-      upstream.start()
-      database = await kind.open()
-      harness = startGateway(database, { config: testConfig(mockCatalogEnv(upstream.baseUrl, upstream.baseUrl)) })
-    })
-    afterAll(async () => {
-      harness.services.close()
-      upstream.stop()
-      await database.close()
-    })
-    beforeEach(() => upstream.reset())
+    const suite = gatewaySuite(kind)
+    beforeEach(() => suite.upstream.reset())
 
     /** Runs one call whose upstream lies about `field`, and checks the money around it. */
     async function expectChargedAtHold(send: (key: string) => Promise<{ status: number; text: string }>) {
-      const { key, id: keyId, accountId } = await harness.key()
+      const { key, id: keyId, accountId } = await suite.harness.key()
       const warnings = spyOn(console, 'error').mockImplementation(() => {})
       let reply: { status: number; text: string }
       let lines: string[]
@@ -52,7 +38,7 @@ for (const kind of testDatabases) {
       }
       expect(reply.status).toBe(200)
       expect(reply.text).not.toContain('internal_error')
-      const entries = (await harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data as any[]
+      const entries = (await suite.harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data as any[]
       const hold = entries.find((entry) => entry.kind === 'hold')
       const charge = entries.find((entry) => entry.kind === 'charge')
       expect(charge.amount).toBe(hold.amount)
@@ -60,7 +46,7 @@ for (const kind of testDatabases) {
       expect(charge.uncollected).toBe(0)
       expect(charge.usage.invalid).toBe(true)
       expect(entries.some((entry) => entry.kind === 'release')).toBe(false)
-      const wallet = (await harness.admin('GET', `/accounts/${accountId}`)).json.wallet
+      const wallet = (await suite.harness.admin('GET', `/accounts/${accountId}`)).json.wallet
       expect(wallet.balance).toBeCloseTo(100 - hold.amount, 6)
       expect(wallet.held).toBe(0)
       expect(lines.some((line) => line.includes('untrusted upstream usage'))).toBe(true)
@@ -68,16 +54,16 @@ for (const kind of testDatabases) {
 
     for (const [name, value] of LIES) {
       test(`chat, whole answer: ${name} prompt tokens`, async () => {
-        upstream.script({ usage: { prompt_tokens: value as number, completion_tokens: 5 } })
+        suite.upstream.script({ usage: { prompt_tokens: value as number, completion_tokens: 5 } })
         await expectChargedAtHold((key) =>
-          harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }], max_tokens: 50 } }),
+          suite.harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }], max_tokens: 50 } }),
         )
       })
 
       test(`chat, streamed: ${name} completion tokens`, async () => {
-        upstream.script({ usage: { prompt_tokens: 10, completion_tokens: value as number } })
+        suite.upstream.script({ usage: { prompt_tokens: 10, completion_tokens: value as number } })
         await expectChargedAtHold(async (key) => {
-          const reply = await harness.call('POST', '/v1/chat/completions', {
+          const reply = await suite.harness.call('POST', '/v1/chat/completions', {
             headers: bearer(key),
             body: { model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }], max_tokens: 50, stream: true, stream_options: { include_usage: true } },
           })
@@ -87,9 +73,9 @@ for (const kind of testDatabases) {
       })
 
       test(`messages, native: ${name} cache-read tokens`, async () => {
-        upstream.script({ usage: { prompt_tokens: 10, completion_tokens: 5, cached_tokens: value as number } })
+        suite.upstream.script({ usage: { prompt_tokens: 10, completion_tokens: 5, cached_tokens: value as number } })
         await expectChargedAtHold((key) =>
-          harness.call('POST', '/v1/messages', {
+          suite.harness.call('POST', '/v1/messages', {
             headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01' },
             body: { model: 'claude-sonnet-4-5', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] },
           }),
@@ -97,13 +83,13 @@ for (const kind of testDatabases) {
       })
 
       test(`embeddings: ${name} prompt tokens`, async () => {
-        upstream.script({ usage: { prompt_tokens: value as number, completion_tokens: 0 } })
-        await expectChargedAtHold((key) => harness.call('POST', '/v1/embeddings', { headers: bearer(key), body: { model: 'test/embed', input: 'some text to embed' } }))
+        suite.upstream.script({ usage: { prompt_tokens: value as number, completion_tokens: 0 } })
+        await expectChargedAtHold((key) => suite.harness.call('POST', '/v1/embeddings', { headers: bearer(key), body: { model: 'test/embed', input: 'some text to embed' } }))
       })
     }
 
     test('after every lie, the books balance', async () => {
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     })
   })
 }
