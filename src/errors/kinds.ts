@@ -119,6 +119,20 @@ export class NoRouteAvailableError extends GatewayError {
   override readonly retryable = true
 }
 
+/**
+ * Something the gateway itself depends on (the database, the identity provider) cannot be
+ * reached: nothing is wrong with the request, and the same request can succeed shortly.
+ */
+export class ServiceUnavailableError extends GatewayError {
+  readonly status = 503
+  readonly code = 'service_unavailable'
+  readonly type = 'overloaded_error'
+
+  constructor(message: string, options: { retryAfterSeconds?: number; cause?: unknown } = {}) {
+    super(message, { headers: { 'retry-after': String(Math.max(1, Math.ceil(options.retryAfterSeconds ?? 5))) }, cause: options.cause })
+  }
+}
+
 export class UpstreamTimeoutError extends GatewayError {
   readonly status = 504
   readonly code = 'upstream_timeout'

@@ -86,6 +86,14 @@ describe('authentication errors (API.md §5.3)', () => {
     test('issued for another client', async () => {
       expectError(await pricing(bearer(await idp.token({ aud: 'someone-else' }))), 401, 'invalid_token')
     })
+    test('issued for another API, even when azp names the client', async () => {
+      expectError(await pricing(bearer(await idp.token({ aud: 'api', azp: idp.audience }))), 401, 'invalid_token')
+    })
+    test('without exp: a token that never expires', async () => {
+      const reply = await pricing(bearer(await idp.token({}, { withoutExpiry: true })))
+      expectError(reply, 401, 'invalid_token')
+      expect(reply.json.error.message).toContain('exp')
+    })
     test('from another issuer', async () => {
       expectError(await pricing(bearer(await idp.token({}, { issuer: 'https://evil.example' }))), 401, 'invalid_token')
     })
@@ -108,8 +116,8 @@ describe('authentication errors (API.md §5.3)', () => {
       const allotment = await harness.admin('GET', `/users/allotment?iss=${encodeURIComponent(idp.issuer)}&sub=first-timer`)
       expect(allotment.json).toEqual({ balance: 0, held: 0, available: 0 })
     })
-    test('may name the client in azp instead of aud, and carry scopes as an scp array', async () => {
-      expect((await pricing(bearer(await idp.token({ aud: 'api', azp: idp.audience, scope: undefined, scp: ['inference'] })))).status).toBe(200)
+    test('may name the client in azp when they carry no aud, and carry scopes as an scp array', async () => {
+      expect((await pricing(bearer(await idp.token({ azp: idp.audience, scope: undefined, scp: ['inference'] }, { withoutAudience: true })))).status).toBe(200)
     })
     test('the JWKS is downloaded once and again only for an unknown kid', async () => {
       await pricing(bearer(await idp.token()))

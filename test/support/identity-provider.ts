@@ -15,6 +15,8 @@ interface SigningKey {
 export class IdentityProvider {
   readonly audience = 'tollgate-client'
   jwksRequests = 0
+  /** Every request it received (discovery, JWKS, anything else). */
+  requests = 0
   private published: SigningKey[] = []
   private server: ReturnType<typeof Bun.serve> | undefined
 
@@ -29,6 +31,7 @@ export class IdentityProvider {
       hostname: '127.0.0.1',
       port: 0,
       fetch: (request) => {
+        this.requests++
         const path = new URL(request.url).pathname
         if (path === '/.well-known/openid-configuration') {
           return Response.json({ issuer: this.issuer, jwks_uri: `${this.issuer}/jwks` })
@@ -52,20 +55,23 @@ export class IdentityProvider {
     this.published.push(await newKey(kid))
   }
 
-  /** A valid token unless `claims` or `options` say otherwise. */
-  async token(claims: JWTPayload = {}, options: { kid?: string; expiresIn?: string | number; unpublishedKey?: boolean; issuer?: string } = {}): Promise<string> {
+  /** A valid token unless `claims` or `options` say otherwise (`withoutExpiry`, `withoutAudience` leave out exp, aud). */
+  async token(
+    claims: JWTPayload = {},
+    options: { kid?: string; expiresIn?: string | number; unpublishedKey?: boolean; issuer?: string; withoutExpiry?: boolean; withoutAudience?: boolean } = {},
+  ): Promise<string> {
     const key = options.unpublishedKey
       ? await newKey(options.kid ?? 'unpublished')
       : (this.published.find((candidate) => candidate.kid === (options.kid ?? candidate.kid)) ?? this.published[0])
     if (!key) throw new Error('no signing key')
-    return new SignJWT({ scope: 'openid inference', ...claims })
+    const token = new SignJWT({ scope: 'openid inference', ...claims })
       .setProtectedHeader({ alg: 'RS256', kid: key.kid })
       .setIssuer(options.issuer ?? this.issuer)
-      .setAudience((claims.aud as string | undefined) ?? this.audience)
       .setSubject(claims.sub ?? 'user-1')
       .setIssuedAt()
-      .setExpirationTime(options.expiresIn ?? '10m')
-      .sign(key.privateKey)
+    if (!options.withoutAudience) token.setAudience(claims.aud ?? this.audience)
+    if (!options.withoutExpiry) token.setExpirationTime(options.expiresIn ?? '10m')
+    return token.sign(key.privateKey)
   }
 
   /** A token whose signature was made by another key under a published kid. */
