@@ -1,6 +1,7 @@
 import { RedisClient } from 'bun'
 import type { ApiKeyRow } from './api-keys'
 import { RateLimitError } from '../errors/kinds'
+import { logEvent, type EventLevel } from '../observability/log'
 
 const WINDOW_MS = 60_000
 /** Counters outlive their minute slightly, so a late write never resurrects an expired one. */
@@ -37,15 +38,52 @@ export class MemoryHitCounter implements HitCounter {
   close(): void {}
 }
 
+/** A counter that is known to be unreachable right now: the request passes without waiting for it. */
+export class CounterUnavailableError extends Error {}
+
+export interface RedisCounterOptions {
+  /** How long one command may take before Redis counts as unreachable. */
+  commandTimeoutMs?: number
+  /** How long Redis is left alone after a failure before one request tries it again. */
+  breakerOpenMs?: number
+  now?: () => number
+  /** Where the outage's start and end are reported (operational log by default). */
+  log?: (level: EventLevel, message: string, fields?: Record<string, unknown>) => void
+}
+
+/** Redis on the same network answers in a millisecond; one that takes this long is as good as away. */
+const DEFAULT_COMMAND_TIMEOUT_MS = 500
+const DEFAULT_BREAKER_OPEN_MS = 5000
+
+/**
+ * Counts in Redis, behind a circuit breaker. While Redis is away its client queues commands
+ * until it reconnects, so every request would wait out the timeout; after one failure the
+ * breaker skips Redis for a few seconds, then lets a single request try it again. The outage
+ * is logged once when it begins and once when it ends, not once per request.
+ */
 export class RedisHitCounter implements HitCounter {
   private readonly client: RedisClient
+  private readonly commandTimeoutMs: number
+  private readonly breakerOpenMs: number
+  private readonly now: () => number
+  private readonly log: (level: EventLevel, message: string, fields?: Record<string, unknown>) => void
+  /** While now is before this, Redis is not asked. */
+  private skipUntil = 0
+  /** Set from the first failure until a command succeeds again. */
+  private unreachable = false
+  /** A request is trying Redis after the skip window: the others do not wait for it too. */
+  private probing = false
 
-  constructor(url: string) {
+  constructor(url: string, options: RedisCounterOptions = {}) {
     this.client = new RedisClient(url, { connectionTimeout: 2000, autoReconnect: true })
+    this.commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS
+    this.breakerOpenMs = options.breakerOpenMs ?? DEFAULT_BREAKER_OPEN_MS
+    this.now = options.now ?? Date.now
+    this.log = options.log ?? logEvent
   }
 
   add(name: string, amount: number, ttlMs: number): Promise<number> {
-    return this.bounded(async () => {
+    return this.guarded(async () => {
       const count = Number(await this.client.send('INCRBY', [name, String(amount)]))
       if (count === amount) await this.client.send('PEXPIRE', [name, String(ttlMs)])
       return count
@@ -53,14 +91,37 @@ export class RedisHitCounter implements HitCounter {
   }
 
   read(name: string): Promise<number> {
-    return this.bounded(async () => Number((await this.client.get(name)) ?? 0))
+    return this.guarded(async () => Number((await this.client.get(name)) ?? 0))
+  }
+
+  private async guarded<T>(work: () => Promise<T>): Promise<T> {
+    if (this.unreachable && (this.probing || this.now() < this.skipUntil)) throw new CounterUnavailableError('Redis is unreachable')
+    const probe = this.unreachable
+    if (probe) this.probing = true
+    try {
+      const result = await this.bounded(work)
+      if (this.unreachable) {
+        this.unreachable = false
+        this.log('info', 'rate-limit counter reachable again; limits apply')
+      }
+      return result
+    } catch (error) {
+      if (!this.unreachable) {
+        this.unreachable = true
+        this.log('warn', 'rate-limit counter unreachable; requests pass unlimited until it answers again', { error: String(error), retry_in_ms: this.breakerOpenMs })
+      }
+      this.skipUntil = this.now() + this.breakerOpenMs
+      throw new CounterUnavailableError('Redis is unreachable', { cause: error })
+    } finally {
+      if (probe) this.probing = false
+    }
   }
 
   /** Bounded in time: while Redis is away, commands would wait in the client's queue. */
   private async bounded<T>(work: () => Promise<T>): Promise<T> {
     let timer: ReturnType<typeof setTimeout> | undefined
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('Redis did not answer within 1 s')), 1000)
+      timer = setTimeout(() => reject(new Error(`Redis did not answer within ${this.commandTimeoutMs} ms`)), this.commandTimeoutMs)
     })
     try {
       return await Promise.race([work(), timeout])
@@ -118,6 +179,8 @@ export class RateLimiter {
   }
 
   private warn(error: unknown, now: number): void {
+    // The counter reports its own outages once; repeating them per request would flood the log.
+    if (error instanceof CounterUnavailableError) return
     if (now - this.lastWarning < WINDOW_MS) return
     this.lastWarning = now
     console.error(JSON.stringify({ level: 'warn', message: 'rate-limit counter unreachable; requests pass unlimited', error: String(error) }))

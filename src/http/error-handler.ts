@@ -1,6 +1,6 @@
 import { ValidationError } from 'elysia'
 import { GatewayError } from '../errors/gateway-error'
-import { InvalidRequestError, MethodNotAllowedError, NotFoundError } from '../errors/kinds'
+import { InternalError, InvalidRequestError, MethodNotAllowedError, NotFoundError } from '../errors/kinds'
 import { asGatewayError, renderError, surfaceOfPath } from '../errors/render'
 import { pointerToPath } from '../util/json-pointer'
 import { describeSchemaError } from '../util/schema-errors'
@@ -33,9 +33,12 @@ function toGatewayError(code: string | number, error: unknown, method: string, p
       }
       return new NotFoundError(`No route ${method} ${pathname}.`)
     }
-    default:
-      logUnhandled(error)
-      return asGatewayError(error)
+    default: {
+      const mapped = asGatewayError(error)
+      // A database outage is answered 503 and noted where it is recognised; only bugs get a trace.
+      if (mapped instanceof InternalError) logUnhandled(error)
+      return mapped
+    }
   }
 }
 

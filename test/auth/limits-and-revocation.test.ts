@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { CounterUnavailableError, RedisHitCounter } from '../../src/auth/rate-limit'
 import { testDatabases, type FreshDatabase } from '../support/databases'
 import { expectError } from '../support/envelopes'
 import { bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
 import { mockCatalogEnv } from '../support/mock-catalog'
+import { TcpProxy } from '../support/tcp-proxy'
 import { MockUpstream } from '../upstream/mock-upstream'
 
 describe('per-key limits and revocation across instances', () => {
@@ -76,6 +78,60 @@ describe('per-key limits and revocation across instances', () => {
     const { key } = await harness.key({ rpm: 1 })
     for (let i = 0; i < 2; i++) expect((await harness.call('GET', '/v1/models', { headers: bearer(key) })).status).toBe(200)
   })
+
+  test('an unreachable Redis costs no request a wait: the breaker skips it, and says so once', async () => {
+    const warnings: string[] = []
+    const original = console.error
+    console.error = (...parts: unknown[]) => void warnings.push(parts.map(String).join(' '))
+    try {
+      // Nothing listens on port 9 of loopback.
+      const harness = gateway({ REDIS_URL: 'redis://127.0.0.1:9' })
+      const { key } = await harness.key({ rpm: 1, tpm: 10 })
+      const startedAt = performance.now()
+      for (let i = 0; i < 10; i++) expect((await harness.call('GET', '/v1/models', { headers: bearer(key) })).status).toBe(200)
+      // Once a second each was the old cost; now only the first request waits, for half a second at most.
+      expect(performance.now() - startedAt).toBeLessThan(4000)
+    } finally {
+      console.error = original
+    }
+    expect(warnings.filter((line) => line.includes('rate-limit counter unreachable'))).toHaveLength(1)
+  })
+
+  test('the breaker skips Redis for its window, then one request tries again; the limits apply once it answers', async () => {
+    const redis = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379')
+    const proxy = new TcpProxy(redis.hostname, Number(redis.port || 6379)).start()
+    let now = 0
+    const lines: { level: string; message: string }[] = []
+    const counter = new RedisHitCounter(proxy.urlFor(redis.href), { now: () => now, breakerOpenMs: 5000, log: (level, message) => void lines.push({ level, message }) })
+    const name = `tollgate:test:breaker:${crypto.randomUUID()}`
+    try {
+      expect(await counter.add(name, 1, 60_000)).toBe(1)
+      proxy.cut()
+      await expect(counter.add(name, 1, 60_000)).rejects.toBeInstanceOf(CounterUnavailableError)
+      // Inside the window Redis is not asked: no request waits for it.
+      now = 4000
+      const startedAt = performance.now()
+      for (let i = 0; i < 5; i++) await expect(counter.read(name)).rejects.toBeInstanceOf(CounterUnavailableError)
+      expect(performance.now() - startedAt).toBeLessThan(200)
+      proxy.restore()
+      // Past the window a request tries again, until the client has reconnected; no new warning meanwhile.
+      let total: number | undefined
+      for (let attempt = 0; attempt < 40 && total === undefined; attempt++) {
+        now += 5000
+        total = await counter.add(name, 1, 60_000).catch(() => undefined)
+        if (total === undefined) await Bun.sleep(250)
+      }
+      // The count sent while Redis was away may have landed late: at least the two that were answered.
+      expect(total).toBeGreaterThanOrEqual(2)
+      expect(lines).toEqual([
+        { level: 'warn', message: 'rate-limit counter unreachable; requests pass unlimited until it answers again' },
+        { level: 'info', message: 'rate-limit counter reachable again; limits apply' },
+      ])
+    } finally {
+      counter.close()
+      proxy.stop()
+    }
+  }, 30_000)
 
   test('a revocation reaches the other instances within 5 seconds', async () => {
     const [revoker, other] = [gateway(), gateway()]

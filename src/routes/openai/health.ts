@@ -13,7 +13,11 @@ export function healthRoutes(services: Services) {
       '/v1/readyz',
       async ({ set }) => {
         const database = await databaseState(services)
-        if (database !== 'ready') set.status = 503
+        if (database !== 'ready') {
+          set.status = 503
+          // Load balancers and clients probing readiness wait this long before asking again.
+          set.headers['retry-after'] = '5'
+        }
         return { status: database === 'ready' ? ('ready' as const) : ('not_ready' as const), database }
       },
       {

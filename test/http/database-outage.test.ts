@@ -1,0 +1,145 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { openDatabase, type DatabaseHandle } from '../../src/db/client'
+import { ServiceUnavailableError } from '../../src/errors/kinds'
+import { asGatewayError } from '../../src/errors/render'
+import { testDatabases, type FreshDatabase } from '../support/databases'
+import { expectError } from '../support/envelopes'
+import { flaky } from '../support/flaky-database'
+import { bearer, startGateway, testConfig, type Reply, type TestGateway } from '../support/gateway'
+import { mockCatalogEnv } from '../support/mock-catalog'
+import { TcpProxy } from '../support/tcp-proxy'
+import { MockUpstream } from '../upstream/mock-upstream'
+
+describe('database errors as the client sees them', () => {
+  const withCode = (code: string) => Object.assign(new Error(`failed: ${code}`), { code })
+  const wrapped = (code: string) => new Error('Failed query: select …', { cause: withCode(code) })
+
+  test('an unreachable database is 503 service_unavailable with Retry-After', () => {
+    for (const error of [withCode('ECONNREFUSED'), withCode('ECONNRESET'), withCode('CONNECTION_CLOSED'), wrapped('08006'), wrapped('57P01'), wrapped('53300')]) {
+      const mapped = asGatewayError(error)
+      expect(mapped).toBeInstanceOf(ServiceUnavailableError)
+      expect(mapped.status).toBe(503)
+      expect(mapped.code).toBe('service_unavailable')
+      expect(mapped.type).toBe('overloaded_error')
+      expect(Number(mapped.headers['retry-after'])).toBeGreaterThan(0)
+      // The statement and its parameters stay out of what the client reads.
+      expect(mapped.message).not.toContain('select')
+    }
+  })
+
+  test('a statement the database refused for what it is stays a 500: that is a bug', () => {
+    for (const error of [wrapped('42601'), wrapped('23505'), new Error('plain bug')]) {
+      expect(asGatewayError(error).status).toBe(500)
+    }
+  })
+})
+
+/**
+ * The database goes away: every route that needs it (billable calls, the wallet, an API key
+ * not looked up in the last seconds, readiness) answers 503 with Retry-After, never 500, and
+ * the gateway serves again by itself once the database is back. On Postgres the outage is a
+ * real one (a TCP proxy in front of the server is cut); on the embedded database every
+ * statement is made to fail.
+ */
+for (const kind of testDatabases) {
+  describe(`database outage (${kind.kind})`, () => {
+    let database: FreshDatabase
+    let upstream: MockUpstream
+    let harness: TestGateway
+    let proxy: TcpProxy | undefined
+    let proxied: DatabaseHandle | undefined
+    let outage: { start(): void; end(): void }
+
+    beforeAll(async () => {
+      upstream = new MockUpstream().start()
+      database = await kind.open()
+      let handle: Pick<DatabaseHandle, 'db' | 'rows'>
+      if (database.url) {
+        const target = new URL(database.url)
+        proxy = new TcpProxy(target.hostname, Number(target.port || 5432)).start()
+        proxied = await openDatabase({ url: proxy.urlFor(database.url) })
+        handle = proxied
+        outage = { start: () => proxy!.cut(), end: () => proxy!.restore() }
+      } else {
+        const switchable = flaky(database, { every: true })
+        handle = switchable.handle
+        outage = { start: () => (switchable.down = true), end: () => (switchable.down = false) }
+      }
+      harness = startGateway({ ...database, ...handle }, { config: testConfig(mockCatalogEnv(upstream.baseUrl, upstream.baseUrl)) })
+    })
+    afterAll(async () => {
+      harness.services.close()
+      // Ending the proxied pool can wait out its 5 s grace for a connection the cut left behind.
+      await proxied?.close().catch(() => undefined)
+      proxy?.stop()
+      upstream.stop()
+      await database.close()
+    }, 30_000)
+
+    const chat = (key: string) => harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }] } })
+    const messages = (key: string) =>
+      harness.call('POST', '/v1/messages', { headers: { 'x-api-key': key }, body: { model: 'anthropic/claude-test', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] } })
+    const wallet = (key: string) => harness.call('GET', '/v1/wallet', { headers: bearer(key) })
+    const expectUnavailable = (reply: Reply, surface: 'openai' | 'messages' = 'openai') => {
+      expectError(reply, 503, 'service_unavailable', surface)
+      expect(reply.json.error.type).toBe('overloaded_error')
+      expect(Number(reply.headers.get('retry-after'))).toBeGreaterThan(0)
+    }
+
+    /** The driver reconnects on its own; it is given a moment after the network returns. */
+    const readyAgain = async (): Promise<Reply> => {
+      for (let attempt = 0; ; attempt++) {
+        const ready = await harness.call('GET', '/v1/readyz')
+        if (ready.status === 200 || attempt >= 50) return ready
+        await Bun.sleep(100)
+      }
+    }
+
+    test('billable and wallet routes answer 503 with Retry-After, readiness 503; all recover when the database returns', async () => {
+      // One key the gateway has just looked up (cached for a few seconds), one it has never seen.
+      const { key: known } = await harness.key()
+      const { key: unseen } = await harness.key()
+      expect((await wallet(known)).status).toBe(200)
+      upstream.reset()
+      outage.start()
+      try {
+        expectUnavailable(await chat(known))
+        expectUnavailable(await chat(unseen))
+        expectUnavailable(await wallet(known))
+        expectUnavailable(await wallet(unseen))
+        expectUnavailable(await messages(known), 'messages')
+        const ready = await harness.call('GET', '/v1/readyz')
+        expect(ready.status).toBe(503)
+        expect(ready.json).toMatchObject({ status: 'not_ready', database: 'unreachable' })
+        expect(ready.headers.get('retry-after')).not.toBeNull()
+        // Nothing was sent upstream for calls that could not be held.
+        expect(upstream.received).toHaveLength(0)
+      } finally {
+        outage.end()
+      }
+      expect((await readyAgain()).status).toBe(200)
+      expect((await chat(known)).status).toBe(200)
+      expect((await chat(unseen)).status).toBe(200)
+      expect((await wallet(unseen)).status).toBe(200)
+      expect((await messages(known)).status).toBe(200)
+    }, 60_000)
+
+    test('an outage is not logged as a bug, request by request', async () => {
+      const { key } = await harness.key()
+      const traces: string[] = []
+      const original = console.error
+      console.error = (...parts: unknown[]) => void traces.push(parts.map(String).join(' '))
+      outage.start()
+      try {
+        for (let i = 0; i < 5; i++) expectUnavailable(await chat(key))
+      } finally {
+        outage.end()
+        console.error = original
+      }
+      expect((await readyAgain()).status).toBe(200)
+      expect((await chat(key)).status).toBe(200)
+      expect(traces.filter((line) => line.includes('unhandled error'))).toHaveLength(0)
+      expect(traces.filter((line) => line.includes('database unavailable')).length).toBeLessThanOrEqual(1)
+    }, 30_000)
+  })
+}
