@@ -12,7 +12,7 @@ import { BilledCall } from './billed-call'
 import { relayResponsesStream } from './responses-stream'
 import { planRoutes, translatedRoute, type Route, type TranslatedRoute } from './route-plan'
 import { deliver, withCost } from './deliver'
-import { DEFAULT_MAX_OUTPUT_TOKENS, maxOutputTokensOf, requireOutputTokens } from './output-tokens'
+import { maxOutputTokensOf, outputAllowanceOf, requireOutputTokens } from './output-tokens'
 
 export type ResponsesBody = Record<string, unknown> & { model: string }
 
@@ -41,13 +41,12 @@ export async function createResponse(services: Services, caller: Caller, request
   }
   const prompt = options.some((option) => option.mode === 'translated') ? decodeResponsesRequest(request) : undefined
   const inputTokens = estimateValueTokens(request.input) + (typeof request.instructions === 'string' ? estimateTextTokens(request.instructions) : 0) + estimateValueTokens(request.tools)
-  const maxOutput =
-    request.max_output_tokens === undefined
-      ? (model.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS)
-      : requireOutputTokens(request.max_output_tokens, 'max_output_tokens', maxOutputTokensOf(model), request.model)
-  const call = await BilledCall.open(services, caller, worstCaseForTokens(model.pricing, inputTokens, maxOutput), requestId, model.id, options[0]!.provider.name)
+  const requested = request.max_output_tokens === undefined ? undefined : requireOutputTokens(request.max_output_tokens, 'max_output_tokens', maxOutputTokensOf(model), request.model)
+  const call = await BilledCall.open(services, caller, worstCaseForTokens(model.pricing, inputTokens, outputAllowanceOf(model, requested)), requestId, model.id, options[0]!.provider.name)
+  // Omitted, max_output_tokens is the model's maximum: translated APIs are told it, as on chat.
+  const translatedPrompt = prompt && { ...prompt, maxOutputTokens: requested ?? model.maxOutputTokens }
 
-  const answer = await call.reach(options, (option, target) => (option.mode === 'native' ? option.send(target, request) : option.send(target, prompt!)), clientSignal)
+  const answer = await call.reach(options, (option, target) => (option.mode === 'native' ? option.send(target, request) : option.send(target, translatedPrompt!)), clientSignal)
   return deliver(call, answer, inputTokens, {
     streaming: request.stream === true,
     relayNative: relayResponsesStream,

@@ -320,6 +320,20 @@ for (const kind of testDatabases) {
       expect((await wallet(accountId)).balance).toBeCloseTo(100 - cost, 6)
     })
 
+    test('anthropic models on chat completions without max_tokens: the model maximum goes upstream, as the hold assumed', async () => {
+      const { key, id: keyId } = await harness.key()
+      for (const stream of [false, true]) {
+        a.reset()
+        a.script({ text: 'Bonjour!', usage: { prompt_tokens: 10, completion_tokens: 2 } })
+        expect((await chat(key, { model: 'anthropic/claude-test', messages: hi, stream })).status).toBe(200)
+        expect(a.received[0]!.body.max_tokens).toBe(1000)
+      }
+      // The hold covered the same 1000 tokens at the output price (15 per million), plus the input estimate.
+      const holds = (await ledger(`key_id=${keyId}`)).filter((entry) => entry.kind === 'hold')
+      expect(holds).toHaveLength(2)
+      for (const hold of holds) expect(hold.amount - (1000 * 15) / 1e6).toBeWithin(0, 0.001)
+    })
+
     test('anthropic models on chat completions, streaming a tool call, usage chunk when asked', async () => {
       const { key } = await harness.key()
       a.script({ text: 'Let me see.', toolCalls: [{ id: 'toolu_5', name: 'get_weather', arguments: '{"city":"Lima"}' }], usage: { prompt_tokens: 30, completion_tokens: 8 } })
