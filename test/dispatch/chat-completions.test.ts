@@ -288,6 +288,11 @@ for (const kind of testDatabases) {
         [{ model: 'test/cheap', messages: hi, stop: 7 }, 'stop'],
         [{ model: 'test/cheap', messages: hi, stream: 'yes' }, 'stream'],
         [{ model: 'test/cheap', messages: [{ role: 'user' }] }, 'messages[0].content'],
+        // null content belongs only to an assistant turn that called tools.
+        [{ model: 'test/cheap', messages: [{ role: 'user', content: null }] }, 'messages[0].content'],
+        [{ model: 'test/cheap', messages: [{ role: 'system', content: 'Be brief.' }, ...hi, { role: 'assistant', content: null }, ...hi] }, 'messages[2].content'],
+        [{ model: 'test/cheap', messages: [...hi, { role: 'assistant', content: 'ok', tool_calls: [] }, { role: 'tool', tool_call_id: 'call_1', content: null }] }, 'messages[2].content'],
+        [{ model: 'test/cheap', messages: [{ role: 'system', content: null }, ...hi] }, 'messages[0].content'],
       ]
       for (const [body, param] of checks) {
         const reply = await chat(key, body)
@@ -295,6 +300,13 @@ for (const kind of testDatabases) {
         expect(reply.json.error.param).toBe(param)
       }
       expect((await chat(key, { model: 'test/cheap', messages: [{ role: 'assistant', content: null, tool_calls: [] }, ...hi] })).status).toBe(200)
+      const toolTurn = { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } }] }
+      const toolResult = { role: 'tool', tool_call_id: 'call_1', content: '42' }
+      expect((await chat(key, { model: 'test/cheap', messages: [...hi, toolTurn, toolResult] })).status).toBe(200)
+      // The same on a translated route: the tool call goes upstream, the empty content does not.
+      a.reset()
+      expect((await chat(key, { model: 'anthropic/claude-test', messages: [...hi, toolTurn, toolResult] })).status).toBe(200)
+      expect(a.received[0]!.body.messages[1]).toEqual({ role: 'assistant', content: [{ type: 'tool_use', id: 'call_1', name: 'f', input: {} }] })
       // An embedding model is not served here, whatever its routes could do.
       a.reset()
       expectError(await chat(key, { model: 'test/embed', messages: hi }), 400, 'model_not_supported')
