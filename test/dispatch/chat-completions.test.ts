@@ -196,6 +196,13 @@ for (const kind of testDatabases) {
       expect(reply.json.error).toMatchObject({ message: 'context too long', param: 'messages' })
       expect(b.received).toHaveLength(0)
       expect(await wallet(accountId)).toEqual({ balance: 100, held: 0, available: 100 })
+      // No code, or a number where the code goes (as vLLM writes the status): upstream_error, the message kept.
+      for (const code of [null, 400]) {
+        a.script({ kind: 'error', status: 400, body: { error: { message: 'bad temperature', type: 'BadRequestError', param: null, code } } })
+        const refused = await chat(key, { model: 'test/smart', messages: hi })
+        expectError(refused, 400, 'upstream_error')
+        expect(refused.json.error).toMatchObject({ message: 'bad temperature', type: 'invalid_request_error' })
+      }
     })
 
     test('every route failing: 502, nothing billed; a timeout on the last route: 504', async () => {
