@@ -80,13 +80,16 @@ export function createApp(services: Services, options: { log?: LogSink; version?
       const requestId = newId('req')
       const requestContext = { requestId }
       attachContext(request, requestContext)
+      const surface = surfaceOfPath(new URL(request.url).pathname)
       let response: Response
       try {
         response = await app.handle(request)
       } catch (error) {
-        response = renderError(asGatewayError(error), surfaceOfPath(new URL(request.url).pathname))
+        response = renderError(asGatewayError(error), surface)
       }
-      response = withHeader(response, 'x-request-id', requestId)
+      // The Anthropic SDKs read the id from `request-id` (Anthropic's own header: `_request_id`
+      // on results, `requestID` on errors); it also replaces any a native upstream's answer carried.
+      response = withHeaders(response, surface === 'messages' ? { 'x-request-id': requestId, 'request-id': requestId } : { 'x-request-id': requestId })
       logRequest(options.log, request, response, requestContext, performance.now() - startedAt)
       return response
     },
@@ -94,13 +97,14 @@ export function createApp(services: Services, options: { log?: LogSink; version?
 }
 
 /** Responses relayed from fetch have immutable headers; those are copied, not changed. */
-function withHeader(response: Response, name: string, value: string): Response {
+function withHeaders(response: Response, headers: Record<string, string>): Response {
+  const set = (target: Response) => {
+    for (const [name, value] of Object.entries(headers)) target.headers.set(name, value)
+    return target
+  }
   try {
-    response.headers.set(name, value)
-    return response
+    return set(response)
   } catch {
-    const copy = new Response(response.body, response)
-    copy.headers.set(name, value)
-    return copy
+    return set(new Response(response.body, response))
   }
 }

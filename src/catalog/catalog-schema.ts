@@ -22,7 +22,12 @@ export const ProviderSchema = Type.Object(
     pollIntervalMs: Type.Optional(Type.Integer({ minimum: 10 })),
     /** How long a whole long-running job may take before it is given up (504, not billed). */
     jobTimeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
-    /** An `openai` provider that also serves OpenAI's Responses API (`/responses`), reached natively. */
+    /**
+     * Whether an `openai` provider serves OpenAI's Responses API (`/responses`). Unset: it is
+     * tried natively, and a 404 or 405 there switches the provider to translation through chat
+     * completions for the rest of the process. `true`: always native (a 404 is the client's
+     * error). `false`: always translated, `/responses` never called.
+     */
     responsesApi: Type.Optional(Type.Boolean()),
     /** How long to wait for an upstream's response headers before trying the next route. */
     timeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),

@@ -14,7 +14,7 @@ import { isRecord } from '../util/is-record'
 import { BilledCall } from './billed-call'
 import { relayChatStream } from './chat-stream'
 import { deliver, withCost } from './deliver'
-import { DEFAULT_MAX_OUTPUT_TOKENS, maxOutputTokensOf, requireOutputTokens } from './output-tokens'
+import { maxOutputTokensOf, outputAllowanceOf, requireOutputTokens } from './output-tokens'
 import { planRoutes, translatedRoute, type Route, type TranslatedRoute } from './route-plan'
 
 /** A route for chat completions: the body as it is where the API speaks OpenAI's format, else a translation. */
@@ -58,7 +58,9 @@ export async function chatCompletion(services: Services, caller: Caller, request
     (option, target) =>
       option.mode === 'native'
         ? option.send(target, withinModelMaximum(sent, option.model))
-        : option.send(target, { ...prompt!, maxOutputTokens: outputTokensFor(option.model, limits.requested) }),
+        : // Omitted, max_tokens is the model's maximum (API.md §4.1): translated APIs are told it
+          // (Anthropic's requires a number), so none falls back on a smaller default of its own.
+          option.send(target, { ...prompt!, maxOutputTokens: outputTokensFor(option.model, limits.requested) ?? option.model.maxOutputTokens }),
     clientSignal,
   )
   return deliver(call, answer, inputTokens, {
@@ -120,7 +122,7 @@ function withinModelMaximum(body: ChatBody, model: ModelEntry): ChatBody {
 function holdAmount(options: Route[], limits: ChatLimits, inputTokens: number): bigint {
   let amount = 0n
   for (const { model } of options) {
-    const maxOutput = (outputTokensFor(model, limits.requested) ?? model.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS) * limits.choices
+    const maxOutput = outputAllowanceOf(model, outputTokensFor(model, limits.requested)) * limits.choices
     const worst = worstCaseForTokens(model.pricing, inputTokens, maxOutput)
     if (worst > amount) amount = worst
   }

@@ -1,8 +1,9 @@
 import type { ModelEntry } from '../catalog/catalog-schema'
 import { requireCount } from '../http/request-bounds'
+import { DEFAULT_MAX_OUTPUT_TOKENS } from '../spec/prompt'
 
-/** The output allowance a hold assumes when neither the request nor the model's config names one. */
-export const DEFAULT_MAX_OUTPUT_TOKENS = 32_768
+// Defined with the canonical prompt: the hold and the upstream request must agree on it.
+export { DEFAULT_MAX_OUTPUT_TOKENS }
 
 /**
  * The most output tokens a request may ask of a model whose config names no maximum. It is far
@@ -11,6 +12,15 @@ export const DEFAULT_MAX_OUTPUT_TOKENS = 32_768
  * orders of magnitude inside the database's 64-bit amounts.
  */
 export const UNCONFIGURED_MAX_OUTPUT_TOKENS = 1_000_000
+
+/**
+ * The output tokens a request gets from `model`: what it asked for (already checked against the
+ * model's maximum), else the model's configured maximum (API.md §4.1), else the default. The
+ * hold is sized for this number.
+ */
+export function outputAllowanceOf(model: ModelEntry, requested: number | undefined): number {
+  return requested ?? model.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS
+}
 
 /** The most output tokens a request may ask of `model`: above it, 400 naming the field. */
 export function maxOutputTokensOf(model: ModelEntry): number {

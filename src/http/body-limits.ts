@@ -3,10 +3,11 @@ import { RequestTooLargeError } from '../errors/kinds'
 const MiB = 1024 * 1024
 
 /**
- * Per-path limits on request bodies: 10 MiB for videos (API.md §8), a 25 MiB audio file plus
+ * Per-path limits on request bodies, each the largest size accepted: under 10 MiB for videos
+ * (API.md §8 says "under", so exactly 10 MiB is already too large), a 25 MiB audio file plus
  * its form for transcriptions, 32 MB (Anthropic's own limit for messages) for the rest.
  */
-const LIMITS: Record<string, number> = { '/v1/videos/generations': 10 * MiB, '/v1/audio/transcriptions': 26 * MiB }
+const LIMITS: Record<string, number> = { '/v1/videos/generations': 10 * MiB - 1, '/v1/audio/transcriptions': 26 * MiB }
 const DEFAULT_LIMIT = 32 * MiB
 
 /** What the server accepts at all, above every path's limit: a bound on memory per request. */

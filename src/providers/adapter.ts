@@ -35,7 +35,7 @@ export interface ProviderAdapter {
   sendChatCompletion?(target: UpstreamTarget, body: Record<string, unknown>): Promise<Response>
   /** The canonical usage of an OpenAI-format chat `usage` object, or undefined when absent. */
   chatUsage?(usage: unknown): Usage | undefined
-  /** Sends a Responses API body, passed through (providers with `responsesApi`). */
+  /** Sends a Responses API body, passed through: present where the API has that endpoint (a provider may still turn it off with `responsesApi: false`). */
   sendResponses?(target: UpstreamTarget, body: Record<string, unknown>): Promise<Response>
   /** The canonical usage of a Responses API `usage` object. */
   responsesUsage?(usage: unknown): Usage | undefined

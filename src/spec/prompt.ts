@@ -55,6 +55,13 @@ export interface ToolDefinition {
   inputSchema: Record<string, unknown>
 }
 
+/**
+ * The output allowance assumed when neither the request nor the model's config names one: what
+ * a hold is sized for, and what an upstream API that requires a number is asked for, so that
+ * the upstream never generates more than the hold covers.
+ */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 32_768
+
 export type ToolChoice = { type: 'auto' } | { type: 'none' } | { type: 'required' } | { type: 'tool'; name: string }
 
 export interface Prompt {
@@ -63,6 +70,11 @@ export interface Prompt {
   messages: Message[]
   tools?: ToolDefinition[]
   toolChoice?: ToolChoice
+  /**
+   * The most output tokens to generate: the request's number, else the model's configured
+   * maximum. Absent only when neither is known; an API that requires a number then asks for
+   * DEFAULT_MAX_OUTPUT_TOKENS, the allowance the hold assumed.
+   */
   maxOutputTokens?: number
   temperature?: number
   topP?: number

@@ -77,6 +77,25 @@ describe('official Anthropic clients', () => {
         expect(counted.input_tokens).toBeLessThan(30)
       })
 
+      test('the SDK reads the request id from request-id, the same as x-request-id: answers, streams and errors', async () => {
+        upstream.script({ text: 'Hi.' })
+        const created = await client().messages.create({ model: 'claude-test', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] }).withResponse()
+        expect(created.request_id).toMatch(/^req/)
+        expect(created.request_id).toBe(created.response.headers.get('x-request-id'))
+        expect((created.data as unknown as { _request_id: string })._request_id).toBe(created.request_id!)
+
+        upstream.script({ text: 'Streamed.' })
+        const stream = client().messages.stream({ model: 'claude-test', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] })
+        await stream.finalMessage()
+        expect(stream.request_id).toMatch(/^req/)
+
+        const refused = (await client()
+          .messages.create({ model: 'claude-nothing', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] })
+          .catch((error: unknown) => error)) as InstanceType<typeof Client.APIError>
+        expect(refused.requestID).toMatch(/^req/)
+        expect(refused.requestID).toBe(refused.headers?.get('x-request-id') ?? null)
+      })
+
       test('errors arrive as the SDK error classes', async () => {
         const unknown = await client()
           .messages.create({ model: 'claude-nothing', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] })

@@ -96,6 +96,14 @@ describe('OpenAI media endpoints through the official client', () => {
     const minuteMicros = Math.ceil((9.5 * 0.006 * 1e6) / 60)
     expect((await lastCharge()).amount).toBeCloseTo((transcriptMicros + minuteMicros) / 1e6, 6)
 
+    // Speaker-labelled segments: JSON, passed through with usage.cost; 11 transcript tokens plus the 9.5 s.
+    const diarized = await client.audio.transcriptions.create({ model: 'test/whisper', file: await file(), response_format: 'diarized_json', chunking_strategy: 'auto' })
+    expect(upstream.received.at(-1)!.body).toMatchObject({ response_format: 'diarized_json', chunking_strategy: 'auto' })
+    expect(diarized).toMatchObject({ text: TRANSCRIPT, duration: 9.5, segments: [{ speaker: 'A' }, { speaker: 'B' }] })
+    const diarizedCost = (Math.ceil(11 * 10) + minuteMicros) / 1e6
+    expect((diarized.usage as unknown as { cost: number }).cost).toBeCloseTo(diarizedCost, 6)
+    expect((await lastCharge()).amount).toBeCloseTo(diarizedCost, 6)
+
     for (const format of ['text', 'srt', 'vtt'] as const) {
       const text = await client.audio.transcriptions.create({ model: 'test/whisper', file: await file(), response_format: format })
       expect(typeof text).toBe('string')

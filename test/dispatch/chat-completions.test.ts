@@ -196,6 +196,13 @@ for (const kind of testDatabases) {
       expect(reply.json.error).toMatchObject({ message: 'context too long', param: 'messages' })
       expect(b.received).toHaveLength(0)
       expect(await wallet(accountId)).toEqual({ balance: 100, held: 0, available: 100 })
+      // No code, or a number where the code goes (as vLLM writes the status): upstream_error, the message kept.
+      for (const code of [null, 400]) {
+        a.script({ kind: 'error', status: 400, body: { error: { message: 'bad temperature', type: 'BadRequestError', param: null, code } } })
+        const refused = await chat(key, { model: 'test/smart', messages: hi })
+        expectError(refused, 400, 'upstream_error')
+        expect(refused.json.error).toMatchObject({ message: 'bad temperature', type: 'invalid_request_error' })
+      }
     })
 
     test('every route failing: 502, nothing billed; a timeout on the last route: 504', async () => {
@@ -288,6 +295,11 @@ for (const kind of testDatabases) {
         [{ model: 'test/cheap', messages: hi, stop: 7 }, 'stop'],
         [{ model: 'test/cheap', messages: hi, stream: 'yes' }, 'stream'],
         [{ model: 'test/cheap', messages: [{ role: 'user' }] }, 'messages[0].content'],
+        // null content belongs only to an assistant turn that called tools.
+        [{ model: 'test/cheap', messages: [{ role: 'user', content: null }] }, 'messages[0].content'],
+        [{ model: 'test/cheap', messages: [{ role: 'system', content: 'Be brief.' }, ...hi, { role: 'assistant', content: null }, ...hi] }, 'messages[2].content'],
+        [{ model: 'test/cheap', messages: [...hi, { role: 'assistant', content: 'ok', tool_calls: [] }, { role: 'tool', tool_call_id: 'call_1', content: null }] }, 'messages[2].content'],
+        [{ model: 'test/cheap', messages: [{ role: 'system', content: null }, ...hi] }, 'messages[0].content'],
       ]
       for (const [body, param] of checks) {
         const reply = await chat(key, body)
@@ -295,6 +307,13 @@ for (const kind of testDatabases) {
         expect(reply.json.error.param).toBe(param)
       }
       expect((await chat(key, { model: 'test/cheap', messages: [{ role: 'assistant', content: null, tool_calls: [] }, ...hi] })).status).toBe(200)
+      const toolTurn = { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } }] }
+      const toolResult = { role: 'tool', tool_call_id: 'call_1', content: '42' }
+      expect((await chat(key, { model: 'test/cheap', messages: [...hi, toolTurn, toolResult] })).status).toBe(200)
+      // The same on a translated route: the tool call goes upstream, the empty content does not.
+      a.reset()
+      expect((await chat(key, { model: 'anthropic/claude-test', messages: [...hi, toolTurn, toolResult] })).status).toBe(200)
+      expect(a.received[0]!.body.messages[1]).toEqual({ role: 'assistant', content: [{ type: 'tool_use', id: 'call_1', name: 'f', input: {} }] })
       // An embedding model is not served here, whatever its routes could do.
       a.reset()
       expectError(await chat(key, { model: 'test/embed', messages: hi }), 400, 'model_not_supported')
@@ -318,6 +337,20 @@ for (const kind of testDatabases) {
         usage: { prompt_tokens: 150, completion_tokens: 10, prompt_tokens_details: { cached_tokens: 50 }, cost },
       })
       expect((await wallet(accountId)).balance).toBeCloseTo(100 - cost, 6)
+    })
+
+    test('anthropic models on chat completions without max_tokens: the model maximum goes upstream, as the hold assumed', async () => {
+      const { key, id: keyId } = await harness.key()
+      for (const stream of [false, true]) {
+        a.reset()
+        a.script({ text: 'Bonjour!', usage: { prompt_tokens: 10, completion_tokens: 2 } })
+        expect((await chat(key, { model: 'anthropic/claude-test', messages: hi, stream })).status).toBe(200)
+        expect(a.received[0]!.body.max_tokens).toBe(1000)
+      }
+      // The hold covered the same 1000 tokens at the output price (15 per million), plus the input estimate.
+      const holds = (await ledger(`key_id=${keyId}`)).filter((entry) => entry.kind === 'hold')
+      expect(holds).toHaveLength(2)
+      for (const hold of holds) expect(hold.amount - (1000 * 15) / 1e6).toBeWithin(0, 0.001)
     })
 
     test('anthropic models on chat completions, streaming a tool call, usage chunk when asked', async () => {

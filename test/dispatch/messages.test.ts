@@ -160,13 +160,27 @@ for (const kind of testDatabases) {
       expect(charges).toMatchObject([{ route: 'native-b', amount: (10 * 3 + 5 * 15) / 1e6 }])
     })
 
-    test('an upstream client error keeps its status and type, in the messages envelope', async () => {
+    test('an upstream client error keeps its status, type and message, in the messages envelope; its type is not a code', async () => {
       const { key } = await harness.key()
       a.script({ kind: 'error', status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long' } } })
       const reply = await messages(key, { model: 'claude-test', max_tokens: 100, messages: hi })
-      expectError(reply, 400, 'invalid_request_error', 'messages')
-      expect(reply.json.error.message).toBe('prompt is too long')
+      expectError(reply, 400, 'upstream_error', 'messages')
+      expect(reply.json.error).toMatchObject({ type: 'invalid_request_error', message: 'prompt is too long' })
+      // The messages surface names the request in Anthropic's header too, errors included.
+      expect(reply.headers.get('request-id')).toMatch(/^req/)
+      expect(reply.headers.get('request-id')).toBe(reply.headers.get('x-request-id'))
       expect(b.received).toHaveLength(0)
+      // The same upstream error on chat completions (a translated route): the OpenAI envelope, the same code.
+      a.script({ kind: 'error', status: 404, body: { type: 'error', error: { type: 'not_found_error', message: 'model: claude-test-a' } } })
+      const chat = await harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'anthropic/claude-test', messages: hi } })
+      expectError(chat, 404, 'upstream_error')
+      expect(chat.json.error).toMatchObject({ type: 'not_found_error', message: 'model: claude-test-a' })
+      // Only the messages surface speaks Anthropic's header.
+      expect(chat.headers.get('request-id')).toBeNull()
+      expect(chat.headers.get('x-request-id')).toMatch(/^req/)
+      // An upstream that does send a code (another gateway in front of Anthropic) keeps it.
+      a.script({ kind: 'error', status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'too long', code: 'context_length_exceeded' } } })
+      expectError(await messages(key, { model: 'claude-test', max_tokens: 100, messages: hi }), 400, 'context_length_exceeded', 'messages')
     })
 
     test('the hold covers web searches: max_uses, or the default, at the search price', async () => {
@@ -186,6 +200,7 @@ for (const kind of testDatabases) {
       const count = (body: object, headers: Record<string, string> = { 'x-api-key': key }) => harness.call('POST', '/v1/messages/count_tokens', { headers, body })
       const short = await count({ model: 'claude-test', messages: hi })
       expect(short.status).toBe(200)
+      expect(short.headers.get('request-id')).toBe(short.headers.get('x-request-id'))
       expect(Object.keys(short.json)).toEqual(['input_tokens'])
       const long = await count({ model: 'claude-test', messages: [{ role: 'user', content: 'word '.repeat(1000) }], system: 'Be brief.' })
       expect(long.json.input_tokens).toBeGreaterThan(1000)

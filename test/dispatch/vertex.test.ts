@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { exportPKCS8, generateKeyPair, importSPKI, exportSPKI, jwtVerify } from 'jose'
+import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../src/spec/prompt'
 import { testDatabases, type FreshDatabase } from '../support/databases'
 import { bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
 import { MockUpstream } from '../upstream/mock-upstream'
@@ -35,6 +36,8 @@ describe('Vertex AI (Claude on the publisher endpoint)', () => {
         models: [
           { id: 'anthropic/claude-vertex', type: 'chat', routes: [{ provider: 'signed', model: 'claude-vertex@001' }], pricing: { input: 3, output: 15 }, maxOutputTokens: 1000 },
           { id: 'anthropic/claude-static', type: 'chat', routes: [{ provider: 'static', model: 'claude-static@001' }], pricing: { input: 3, output: 15 }, maxOutputTokens: 1000 },
+          // No maximum configured: requests and holds fall back on the gateway's default.
+          { id: 'anthropic/claude-unbounded', type: 'chat', routes: [{ provider: 'static', model: 'claude-unbounded@001' }], pricing: { input: 3, output: 15 } },
         ],
       }),
     )
@@ -86,5 +89,29 @@ describe('Vertex AI (Claude on the publisher endpoint)', () => {
     expect(call.path).toBe('/v1/projects/proj/locations/europe-west1/publishers/anthropic/models/claude-static@001:rawPredict')
     expect(call.headers.authorization).toBe('Bearer static-token')
     expect(call.body.anthropic_version).toBe('vertex-2023-10-16')
+    // max_tokens omitted: the model's maximum, not a smaller default of the translation's own.
+    expect(call.body.max_tokens).toBe(1000)
+  })
+
+  test('omitted output limits: the model maximum on chat and responses; without one, the hold default, on both sides', async () => {
+    const { key, id: keyId } = await harness.key({ account_id: (await harness.account(10)).id })
+    const cases: [string, string, object][] = [
+      ['/v1/chat/completions', 'anthropic/claude-static', { messages: hi }],
+      ['/v1/responses', 'anthropic/claude-static', { input: 'hi' }],
+      ['/v1/chat/completions', 'anthropic/claude-unbounded', { messages: hi }],
+    ]
+    const sent: number[] = []
+    for (const [path, model, body] of cases) {
+      upstream.reset()
+      upstream.script({ text: 'ok', usage: { prompt_tokens: 5, completion_tokens: 1 } })
+      const reply = await harness.call('POST', path, { headers: bearer(key), body: { model, ...body } })
+      expect(reply.status).toBe(200)
+      sent.push(upstream.received[0]!.body.max_tokens)
+    }
+    expect(sent).toEqual([1000, 1000, DEFAULT_MAX_OUTPUT_TOKENS])
+    // The last hold was sized for the same default: 32,768 tokens at 15 credits per million, plus the input estimate.
+    const ledger = (await harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data as { kind: string; amount: number }[]
+    const lastHold = ledger.find((entry) => entry.kind === 'hold')!
+    expect(lastHold.amount - (DEFAULT_MAX_OUTPUT_TOKENS * 15) / 1e6).toBeWithin(0, 0.001)
   })
 })

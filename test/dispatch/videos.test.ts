@@ -158,4 +158,37 @@ describe('POST /v1/videos/generations', () => {
     expect(response.status).toBe(413)
     expect(((await response.json()) as any).error.code).toBe('request_too_large')
   })
+
+  test('the limit is strictly under 10 MiB: exactly 10,485,760 bytes is 413 with or without Content-Length; one byte less is served', async () => {
+    const TEN_MIB = 10 * 1024 * 1024
+    // A valid request padded with spaces to the size wanted.
+    const padded = (size: number) => {
+      const json = JSON.stringify({ model: 'test/sora', prompt: 'a cat', seconds: 4 })
+      return new TextEncoder().encode(json + ' '.repeat(size - json.length))
+    }
+    const send = (bytes: Uint8Array<ArrayBuffer>, declared: boolean) =>
+      harness.gateway.handle(
+        new Request('http://localhost/v1/videos/generations', {
+          method: 'POST',
+          headers: { ...bearer(key), 'content-type': 'application/json', ...(declared ? { 'content-length': String(bytes.byteLength) } : {}) },
+          // A stream has no length of its own: without the header, the gateway counts as it reads.
+          body: declared
+            ? new Blob([bytes])
+            : new ReadableStream({
+                start(controller) {
+                  for (let offset = 0; offset < bytes.byteLength; offset += 1024 * 1024) controller.enqueue(bytes.subarray(offset, offset + 1024 * 1024))
+                  controller.close()
+                },
+              }),
+        }),
+      )
+    for (const declared of [true, false]) {
+      const refused = await send(padded(TEN_MIB), declared)
+      expect(refused.status).toBe(413)
+      expect(((await refused.json()) as any).error.code).toBe('request_too_large')
+    }
+    upstream.script({ kind: 'video' })
+    const served = await send(padded(TEN_MIB - 1), false)
+    expect(served.status).toBe(200)
+  })
 })

@@ -3,16 +3,17 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 /**
- * A config file whose providers are mock upstreams: `a` and `b` are two loopback servers,
- * `dead` refuses connections, `sluggish` is server `a` with a 300 ms header timeout, `native`
+ * A config file whose providers are mock upstreams: `a` and `b` are two loopback servers (`b`
+ * stands for a chat-only OpenAI-compatible server: `responsesApi: false`; `a` detects the
+ * Responses API, the default), `dead` refuses connections, `sluggish` is server `a` with a 300 ms header timeout, `native`
  * and `native-b` speak Anthropic's messages API on `a` and `b`.
  */
 export function mockCatalog(a: string, b: string) {
   return {
     providers: {
-      a: { api: 'openai', baseUrl: a, apiKey: 'sk-upstream-a', pollIntervalMs: 10, responsesApi: true },
+      a: { api: 'openai', baseUrl: a, apiKey: 'sk-upstream-a', pollIntervalMs: 10 },
       veo: { api: 'vertex', baseUrl: a.replace(/\/v1$/, ''), project: 'proj', location: 'us-central1', apiKey: 'vertex-token', pollIntervalMs: 10 },
-      b: { api: 'openai', baseUrl: b, apiKey: 'sk-upstream-b' },
+      b: { api: 'openai', baseUrl: b, apiKey: 'sk-upstream-b', responsesApi: false },
       dead: { api: 'openai', baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-dead' },
       sluggish: { api: 'openai', baseUrl: a, apiKey: 'sk-upstream-a', timeoutMs: 300 },
       native: { api: 'anthropic', baseUrl: a.replace(/\/v1$/, ''), apiKey: 'sk-ant-a' },

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { convertPromptToMessages } from '../../src/providers/anthropic/convert-request'
+import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../src/spec/prompt'
 import { convertMessagesStream } from '../../src/providers/anthropic/convert-stream'
 import { decodeChatRequest } from '../../src/routes/openai/decode-chat'
 import { ChatStreamEncoder } from '../../src/routes/openai/encode-chat-stream'
@@ -67,7 +68,8 @@ describe('chat completions request -> messages request', () => {
           ],
         },
       ],
-      max_tokens: 4096,
+      // No number and no model maximum known: the default the hold assumed, never a smaller one.
+      max_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
       tools: [{ name: 'get_weather', input_schema: { type: 'object' } }],
       tool_choice: { type: 'any' },
       stream: true,

@@ -42,6 +42,14 @@ export function transcription(form: Record<string, string>, script: ChatScript):
   if (format === 'verbose_json') {
     return Response.json({ task: 'transcribe', language: 'english', duration, text: TRANSCRIPT, segments: [], usage: { type: 'duration', seconds: 10 } })
   }
+  if (format === 'diarized_json') {
+    const segments = [
+      { type: 'transcript.text.segment', id: 'seg_0', start: 0, end: 4.2, speaker: 'A', text: 'The sun rises' },
+      { type: 'transcript.text.segment', id: 'seg_1', start: 4.2, end: duration, speaker: 'B', text: 'over the quiet town.' },
+    ]
+    const outputTokens = script.usage?.completion_tokens ?? 11
+    return Response.json({ task: 'transcribe', duration, text: TRANSCRIPT, segments, usage: { type: 'tokens', input_tokens: 14, output_tokens: outputTokens, total_tokens: 14 + outputTokens } })
+  }
   if (format === 'json') {
     const outputTokens = script.usage?.completion_tokens ?? 9
     return Response.json({ text: TRANSCRIPT, usage: { type: 'tokens', input_tokens: 14, output_tokens: outputTokens, total_tokens: 14 + outputTokens } })

@@ -12,7 +12,8 @@ export interface MessagesUsage {
 
 export interface ErrorBody {
   type?: 'error'
-  error?: { type?: string; message?: string }
+  /** `code` is not Anthropic's: an upstream speaking its format may add one (another gateway does). */
+  error?: { type?: string; message?: string; code?: unknown }
 }
 
 /** The API version sent upstream when the client names none (the header is optional for clients). */

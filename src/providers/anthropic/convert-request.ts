@@ -1,7 +1,4 @@
-import type { ImagePart, Message, Prompt, TextPart } from '../../spec/prompt'
-
-/** Anthropic requires max_tokens; this is the allowance when the prompt names none. */
-const DEFAULT_MAX_TOKENS = 4096
+import { DEFAULT_MAX_OUTPUT_TOKENS, type ImagePart, type Message, type Prompt, type TextPart } from '../../spec/prompt'
 
 /**
  * The canonical prompt as an Anthropic messages body (https://docs.claude.com/en/api/messages).
@@ -11,7 +8,9 @@ export function convertPromptToMessages(prompt: Prompt): Record<string, unknown>
   return {
     ...(prompt.system ? { system: prompt.system } : {}),
     messages: prompt.messages.map(convertMessage),
-    max_tokens: prompt.maxOutputTokens ?? DEFAULT_MAX_TOKENS,
+    // Required by the API. The dispatcher fills in the model's maximum when the client named no
+    // number; only a model without a configured maximum gets the default the hold assumed.
+    max_tokens: prompt.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
     ...(prompt.tools && prompt.tools.length > 0
       ? { tools: prompt.tools.map((tool) => ({ name: tool.name, ...(tool.description ? { description: tool.description } : {}), input_schema: tool.inputSchema })) }
       : {}),

@@ -11,5 +11,5 @@ export interface ChatUsage {
 }
 
 export interface ErrorBody {
-  error?: { message?: string; type?: string; param?: string | null; code?: string | null }
+  error?: { message?: string; type?: string; param?: string | null; code?: unknown }
 }

@@ -16,7 +16,8 @@ export const openAiAdapter: ProviderAdapter = {
   sendChatCompletion: postChatCompletion,
   chatUsage: convertChatUsage,
   sendOpenAiRequest: postToOpenAi,
-  // Only providers that declare the Responses API get native calls (route-plan checks the flag).
+  // Every provider of this API is tried natively unless `responsesApi: false`; one that answers
+  // 404 or 405 is reached by translation from then on (dispatch/responses-api-memory.ts).
   sendResponses: (target, body) => postToOpenAi(target, '/responses', JSON.stringify({ ...withoutPremiumTier(body), model: target.model })),
   responsesUsage: convertResponsesUsage,
   generateVideo: generateOpenAiVideo,

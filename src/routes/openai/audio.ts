@@ -39,7 +39,8 @@ export const TranscriptionSchema = t.Object(
     model: t.String({ minLength: 1 }),
     language: t.Optional(t.String()),
     prompt: t.Optional(t.String()),
-    response_format: t.Optional(t.Union(['json', 'text', 'srt', 'verbose_json', 'vtt'].map((format) => t.Literal(format)))),
+    // diarized_json (speaker-labelled segments) is JSON like verbose_json: priced and given usage.cost the same way.
+    response_format: t.Optional(t.Union(['json', 'text', 'srt', 'verbose_json', 'vtt', 'diarized_json'].map((format) => t.Literal(format)))),
     temperature: t.Optional(t.Numeric({ minimum: 0, maximum: 1 })),
   },
   { additionalProperties: true },

@@ -8,7 +8,7 @@ import { JsonInteger } from '../schemas'
 const MessageSchema = t.Object(
   {
     role: t.String({ minLength: 1 }),
-    // Optional here only for an assistant message that carries tool_calls (checked below).
+    // Absent or null only on an assistant message that carries tool_calls (checked below).
     content: t.Optional(t.Union([t.String(), t.Array(t.Unknown()), t.Null()])),
   },
   { additionalProperties: true },
@@ -54,10 +54,19 @@ export function chatCompletionRoutes(context: GatewayContext, services: Services
   )
 }
 
+/**
+ * A message may go without content (absent or null) only when it is an assistant turn that
+ * called tools: OpenAI's rule (CONTRACT.md §7), checked here so a translated route never
+ * receives an empty turn the upstream would refuse with an error of its own.
+ */
 function checkMessages(messages: { role: string; content?: unknown; tool_calls?: unknown }[]): void {
   messages.forEach((message, index) => {
-    if (message.content === undefined && !(message.role === 'assistant' && Array.isArray(message.tool_calls))) {
-      throw new InvalidRequestError(`messages[${index}].content is required.`, { param: `messages[${index}].content` })
-    }
+    if (message.content !== undefined && message.content !== null) return
+    if (message.role === 'assistant' && Array.isArray(message.tool_calls)) return
+    const param = `messages[${index}].content`
+    throw new InvalidRequestError(
+      message.content === null ? `${param} may be null only on an assistant message with tool_calls.` : `${param} is required.`,
+      { param },
+    )
   })
 }
