@@ -3,6 +3,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { creditsToMicros } from './billing/money'
 import { builtinCatalog } from './catalog/builtin'
+import { MAX_FETCH_CONCURRENCY } from './http/upstream-concurrency'
 import { pointerToPath } from './util/json-pointer'
 import { describeSchemaError } from './util/schema-errors'
 import { CatalogFileSchema, type AliasEntry, type CatalogFile, type ModelEntry, type ProviderEntry } from './catalog/catalog-schema'
@@ -18,6 +19,11 @@ export interface Config {
   redisUrl: string | undefined
   /** How long a hold outlives its process's last heartbeat (CONTRACT.md §5.6). */
   holdTtlMs: number
+  /**
+   * How many upstream requests `fetch` may run at once (Bun's `BUN_CONFIG_MAX_HTTP_REQUESTS`,
+   * 256 by default): each relayed stream holds one for its whole length.
+   */
+  maxUpstreamConnections: number
   providers: Map<string, ProviderConfig>
   models: ModelEntry[]
   aliases: AliasEntry[]
@@ -66,6 +72,8 @@ const EnvSchema = Type.Object({
   TOLLGATE_OIDC_SCOPE: Type.Optional(Type.String({ pattern: '^\\S+$' })),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   TOLLGATE_HOLD_TTL_SECONDS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,5}$' })),
+  TOLLGATE_MAX_UPSTREAM_CONNECTIONS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,4}$' })),
+  BUN_CONFIG_MAX_HTTP_REQUESTS: Type.Optional(Type.String()),
 })
 
 type Env = Record<string, string | undefined>
@@ -76,6 +84,8 @@ export function loadConfig(env: Env = process.env): Config {
   const vars = check(EnvSchema, pick(set, Object.keys(EnvSchema.properties)), 'environment', (path) => path.slice(1))
   const port = Number(vars.PORT ?? 8080)
   if (port > 65535) throw new ConfigError('environment: PORT must be between 0 and 65535')
+
+  const maxUpstreamConnections = upstreamConnections(vars.TOLLGATE_MAX_UPSTREAM_CONNECTIONS, vars.BUN_CONFIG_MAX_HTTP_REQUESTS)
 
   const catalog = loadCatalog(vars.TOLLGATE_CONFIG, set)
   return {
@@ -94,10 +104,24 @@ export function loadConfig(env: Env = process.env): Config {
       : undefined,
     redisUrl: vars.REDIS_URL,
     holdTtlMs: Number(vars.TOLLGATE_HOLD_TTL_SECONDS ?? 120) * 1000,
+    maxUpstreamConnections,
     providers: resolveProviders(catalog.providers, set),
     models: catalog.models,
     aliases: catalog.aliases ?? [],
   }
+}
+
+/** Enough for ten thousand streams relayed at once; more costs file descriptors and little else. */
+const DEFAULT_UPSTREAM_CONNECTIONS = 10_000
+
+/**
+ * Tollgate's own variable wins; an operator who already sets Bun's variable (and not ours) keeps
+ * what they chose, so the gateway has no reason to restart itself.
+ */
+function upstreamConnections(tollgateValue: string | undefined, bunValue: string | undefined): number {
+  const wanted = Number(tollgateValue ?? (bunValue !== undefined && /^[1-9][0-9]{0,4}$/.test(bunValue) ? bunValue : DEFAULT_UPSTREAM_CONNECTIONS))
+  if (wanted > MAX_FETCH_CONCURRENCY) throw new ConfigError(`environment: TOLLGATE_MAX_UPSTREAM_CONNECTIONS must be at most ${MAX_FETCH_CONCURRENCY}`)
+  return wanted
 }
 
 function loadCatalog(explicitPath: string | undefined, env: Env): CatalogFile {

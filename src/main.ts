@@ -4,6 +4,7 @@ import { createApp } from './app'
 import { SERVER_BODY_LIMIT } from './http/body-limits'
 import { bufferedLog } from './http/buffered-log'
 import { isLongRunning } from './http/long-requests'
+import { ensureUpstreamConcurrency } from './http/upstream-concurrency'
 import { ConfigError, loadConfig, type Config } from './config'
 import { migrate } from './db/migrate'
 import { openConfiguredDatabase } from './db/open'
@@ -25,6 +26,13 @@ async function main(args: string[]): Promise<number> {
   }
   const config = loadConfig()
   if (command === 'admin' && rest.length === 0) return print(adminUsage(), 2)
+  // Before anything opens a file or a socket: this may replace the process (see the module).
+  if (command === 'serve') {
+    const outcome = ensureUpstreamConcurrency(config.maxUpstreamConnections)
+    if (outcome.kind === 'unavailable') {
+      console.error(JSON.stringify({ level: 'warn', message: `upstream requests stay limited to Bun's default (256 at once): ${outcome.reason}; set BUN_CONFIG_MAX_HTTP_REQUESTS=${config.maxUpstreamConnections} to lift it` }))
+    }
+  }
   const database = await openConfiguredDatabase(config)
   if (command === 'serve') return serve(config, database)
   try {
