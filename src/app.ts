@@ -30,6 +30,10 @@ export interface Gateway {
 
 export function createApp(services: Services, options: { log?: LogSink; version?: string } = {}): Gateway {
   const context = gatewayContext(services)
+  // Without TOLLGATE_ADMIN_TOKEN the admin API does not exist (CONTRACT.md §4): its routes are
+  // not registered, so every method on every /admin path is the router's plain 404 (no 405
+  // naming the methods), and /swagger documents neither the routes nor the admin token.
+  const adminEnabled = Boolean(services.config.adminToken)
   let methods = new RouteMethods([])
   // Find the path after the scheme, not 11 characters in: a short Host (`http://llm/v1/...`) would
   // otherwise lose the start of its path. The gateway itself speaks plain HTTP.
@@ -46,7 +50,7 @@ export function createApp(services: Services, options: { log?: LogSink; version?
           components: {
             securitySchemes: {
               apiKey: { type: 'http', scheme: 'bearer', description: 'tollgate_sk_prod_… / tollgate_sk_dev_… or a user access token' },
-              adminToken: { type: 'http', scheme: 'bearer', description: 'TOLLGATE_ADMIN_TOKEN' },
+              ...(adminEnabled ? { adminToken: { type: 'http' as const, scheme: 'bearer', description: 'TOLLGATE_ADMIN_TOKEN' } } : {}),
             },
           },
           security: [{ apiKey: [] }],
@@ -70,7 +74,7 @@ export function createApp(services: Services, options: { log?: LogSink; version?
     .use(audioRoutes(context, services))
     .use(videoRoutes(context, services))
     .use(responsesRoutes(context, services))
-    .use(adminRoutes(context, services))
+    .use(adminEnabled ? adminRoutes(context, services) : new Elysia({ name: 'routes/admin-disabled' }))
   methods = new RouteMethods(app.routes)
 
   return {
@@ -87,7 +91,7 @@ export function createApp(services: Services, options: { log?: LogSink; version?
         response = renderError(asGatewayError(error), surfaceOfPath(new URL(request.url).pathname))
       }
       response = withHeader(response, 'x-request-id', requestId)
-      logRequest(options.log, request, response, requestContext, performance.now() - startedAt)
+      logRequest(options.log, request, response, requestContext, performance.now() - startedAt, methods.template(new URL(request.url).pathname))
       return response
     },
   }
