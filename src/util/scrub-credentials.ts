@@ -19,7 +19,7 @@ const CREDENTIAL_PATTERNS: readonly (readonly [RegExp, string])[] = [
   // Google API keys: `AIza` and 35 more characters.
   [/\bAIza[A-Za-z0-9_-]{20,}/g, REDACTED],
   // Google OAuth access tokens (Vertex AI).
-  [/\bya29\.[A-Za-z0-9._-]+/g, REDACTED],
+  [/\bya29\.[A-Za-z0-9._-]*[A-Za-z0-9_-]/g, REDACTED],
   // JWTs (user tokens, service-account assertions): a base64url JSON header, payload, signature.
   [/\beyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g, REDACTED],
   // Hex digests and hex secrets (an API key's SHA-256 is 64 of these).
@@ -27,7 +27,8 @@ const CREDENTIAL_PATTERNS: readonly (readonly [RegExp, string])[] = [
 ]
 
 /** An Authorization header's value, whatever the token looks like; the scheme stays readable. */
-const AUTHORIZATION_VALUE = /\b(Bearer|Basic)(\s+)([A-Za-z0-9._~+/=-]+)/gi
+// A sentence's full stop after the token is not part of it.
+const AUTHORIZATION_VALUE = /\b(Bearer|Basic)(\s+)([A-Za-z0-9._~+/=-]*[A-Za-z0-9_~+/=-])/gi
 
 /** "a bearer token", "Basic authentication": prose, not a credential (which has digits, capitals or symbols, or length). */
 const PLAIN_WORD = /^[a-z]{1,19}$/

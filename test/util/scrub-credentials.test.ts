@@ -13,8 +13,8 @@ describe('scrubCredentials', () => {
       ['sk-test', REDACTED],
       [`key ${key} is revoked`, `key ${REDACTED} is revoked`],
       ['API key AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY not valid', `API key ${REDACTED} not valid`],
-      ['token ya29.a0AfH6SMBx-long_token.part', `token ${REDACTED}`],
-      ['header was Authorization: Bearer abc.DEF-123~xyz', `header was Authorization: Bearer ${REDACTED}`],
+      ['token ya29.a0AfH6SMBx-long_token.part.', `token ${REDACTED}.`],
+      ['header was Authorization: Bearer abc.DEF-123~xyz.', `header was Authorization: Bearer ${REDACTED}.`],
       ['authorization: bearer test-admin-token-0123456789', `authorization: bearer ${REDACTED}`],
       ['Basic dXNlcjpwYXNzd29yZA==', `Basic ${REDACTED}`],
       [
