@@ -30,7 +30,7 @@ for (const kind of testDatabases) {
       const paths = ['/admin/v1/accounts', '/admin/v1/accounts/acct_x', '/admin/v1/keys', '/admin/v1/keys/key_x/revoke', '/admin/v1/ledger', '/admin/v1/users/allotment', '/admin/v1/nothing']
       for (const path of paths) {
         for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD']) {
-          for (const headers of [{}, { authorization: `Bearer ${ADMIN_TOKEN}` }]) {
+          for (const headers of [{}, { authorization: `Bearer ${ADMIN_TOKEN}` }] as Record<string, string>[]) {
             const reply = await closed.call(method, path, { headers })
             if (method === 'HEAD') expect(reply.status).toBe(404)
             else {
