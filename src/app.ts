@@ -30,6 +30,10 @@ export interface Gateway {
 
 export function createApp(services: Services, options: { log?: LogSink; version?: string } = {}): Gateway {
   const context = gatewayContext(services)
+  // Without TOLLGATE_ADMIN_TOKEN the admin API does not exist (CONTRACT.md §4): its routes are
+  // not registered, so every method on every /admin path is the router's plain 404 (no 405
+  // naming the methods), and /swagger documents neither the routes nor the admin token.
+  const adminEnabled = Boolean(services.config.adminToken)
   let methods = new RouteMethods([])
   // Find the path after the scheme, not 11 characters in: a short Host (`http://llm/v1/...`) would
   // otherwise lose the start of its path. The gateway itself speaks plain HTTP.
@@ -46,7 +50,7 @@ export function createApp(services: Services, options: { log?: LogSink; version?
           components: {
             securitySchemes: {
               apiKey: { type: 'http', scheme: 'bearer', description: 'tollgate_sk_prod_… / tollgate_sk_dev_… or a user access token' },
-              adminToken: { type: 'http', scheme: 'bearer', description: 'TOLLGATE_ADMIN_TOKEN' },
+              ...(adminEnabled ? { adminToken: { type: 'http' as const, scheme: 'bearer', description: 'TOLLGATE_ADMIN_TOKEN' } } : {}),
             },
           },
           security: [{ apiKey: [] }],
@@ -70,7 +74,7 @@ export function createApp(services: Services, options: { log?: LogSink; version?
     .use(audioRoutes(context, services))
     .use(videoRoutes(context, services))
     .use(responsesRoutes(context, services))
-    .use(adminRoutes(context, services))
+    .use(adminEnabled ? adminRoutes(context, services) : new Elysia({ name: 'routes/admin-disabled' }))
   methods = new RouteMethods(app.routes)
 
   return {
@@ -80,7 +84,8 @@ export function createApp(services: Services, options: { log?: LogSink; version?
       const requestId = newId('req')
       const requestContext = { requestId }
       attachContext(request, requestContext)
-      const surface = surfaceOfPath(new URL(request.url).pathname)
+      const pathname = pathOf(request)
+      const surface = surfaceOfPath(pathname)
       let response: Response
       try {
         response = await app.handle(request)
@@ -90,9 +95,18 @@ export function createApp(services: Services, options: { log?: LogSink; version?
       // The Anthropic SDKs read the id from `request-id` (Anthropic's own header: `_request_id`
       // on results, `requestID` on errors); it also replaces any a native upstream's answer carried.
       response = withHeaders(response, surface === 'messages' ? { 'x-request-id': requestId, 'request-id': requestId } : { 'x-request-id': requestId })
-      logRequest(options.log, request, response, requestContext, performance.now() - startedAt)
+      logRequest(options.log, request, response, requestContext, performance.now() - startedAt, methods.template(pathname))
       return response
     },
+  }
+}
+
+/** The request's path; a URL the runtime built from a malformed Host header may not parse, and is then nobody's route. */
+function pathOf(request: Request): string {
+  try {
+    return new URL(request.url).pathname
+  } catch {
+    return '/'
   }
 }
 

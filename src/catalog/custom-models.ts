@@ -2,6 +2,7 @@ import { and, eq } from 'drizzle-orm'
 import type { Database } from '../db/client'
 import { customModels } from '../db/schema'
 import { newId } from '../util/ids'
+import { isStorableText } from '../util/storable-text'
 
 export type CustomModelRow = typeof customModels.$inferSelect
 
@@ -40,9 +41,12 @@ export class CustomModelStore {
     return this.db.select().from(customModels).where(eq(customModels.accountId, accountId)).orderBy(customModels.name)
   }
 
-  /** `modelId` is the public id, `custom/<name>`. */
+  /**
+   * `modelId` is the public id, `custom/<name>`, as a client sent it. One with a NUL character
+   * names no model (none can be stored so) and would fail the query: it is simply not found.
+   */
   async find(accountId: string, modelId: string): Promise<CustomModelRow | undefined> {
-    if (!modelId.startsWith(CUSTOM_PREFIX)) return undefined
+    if (!modelId.startsWith(CUSTOM_PREFIX) || !isStorableText(modelId)) return undefined
     const name = modelId.slice(CUSTOM_PREFIX.length)
     const [row] = await this.db
       .select()

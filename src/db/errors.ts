@@ -1,3 +1,5 @@
+import { scrubCredentials } from '../util/scrub-credentials'
+
 /**
  * What a database failure means for the caller, read from the error and its causes: drivers
  * and Drizzle wrap the server's error (and Drizzle's message carries the statement and its
@@ -44,8 +46,16 @@ export function isTransientDatabaseError(error: unknown): boolean {
 const MAX_DESCRIPTION_LENGTH = 200
 
 /**
+ * A double-quoted value in the server's message (`invalid input syntax for type integer: "…"`,
+ * `value "…" is out of range`) is a statement parameter; a quoted name after one of these words
+ * is the schema's own (a constraint, a column) and helps whoever reads the log.
+ */
+const QUOTED_VALUE = /(?<!\b(?:constraint|relation|column|table|index|type|enum|encoding|schema|function|database|role|sequence|trigger|view|operator|extension) )"[^"]*"/gi
+
+/**
  * A short, parameter-free description for a log line: the innermost error's code and the
  * first line of its message (the server's own words, never the statement or its values).
+ * Any error chain may be described so, not only a database's.
  */
 export function describeDatabaseError(error: unknown): { code: string | undefined; message: string } {
   let innermost: unknown = error
@@ -58,6 +68,6 @@ export function describeDatabaseError(error: unknown): { code: string | undefine
   const text = innermost instanceof Error ? innermost.message : String(innermost)
   const firstLine = text.split('\n', 1)[0] ?? ''
   // Drizzle's own wrapper starts "Failed query:" and goes on with the SQL and its parameters.
-  const message = firstLine.startsWith('Failed query') ? 'query failed' : firstLine
+  const message = firstLine.startsWith('Failed query') ? 'query failed' : scrubCredentials(firstLine.replace(QUOTED_VALUE, '"…"'))
   return { code, message: message.length > MAX_DESCRIPTION_LENGTH ? `${message.slice(0, MAX_DESCRIPTION_LENGTH)}…` : message }
 }

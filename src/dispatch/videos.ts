@@ -6,6 +6,7 @@ import { ClientClosedError, ContentPolicyError, ModelNotSupportedError, Upstream
 import { decodeVideoRequest, type VideoBody } from '../routes/openai/decode-video'
 import type { Services } from '../services'
 import type { VideoOutcome } from '../spec/video'
+import { scrubCredentials } from '../util/scrub-credentials'
 import { BilledCall } from './billed-call'
 import { planRoutes } from './route-plan'
 import { runVideoJob, type VideoRoute } from './video-job'
@@ -54,7 +55,8 @@ export async function generateVideo(services: Services, caller: Caller, modelId:
   }
   if (outcome.kind === 'blocked') {
     await call.release()
-    throw new ContentPolicyError(`The provider's safety filters withheld the video: ${outcome.reason}`)
+    // The reason is the upstream's text, scrubbed like every upstream message a client reads.
+    throw new ContentPolicyError(`The provider's safety filters withheld the video: ${scrubCredentials(outcome.reason)}`)
   }
   const seconds = outcome.durationSeconds ?? request.durationSeconds
   const settled = await call.settleCost(model, route, () => chargePerSecond(model.pricing.videoSecond, seconds), {

@@ -1,20 +1,26 @@
 import { GatewayError } from './gateway-error'
+import { scrubCredentials } from '../util/scrub-credentials'
 import { UpstreamError } from './kinds'
 
 /**
  * An upstream's own 4xx that is the client's fault (context too long, bad parameter): it
- * reaches the client with the upstream's status, message and code (CONTRACT.md §6–7).
+ * reaches the client with the upstream's status, message and code (CONTRACT.md §6–7). The
+ * upstream's words are scrubbed here, where every such error is made, because an upstream may
+ * quote a credential (OpenAI's "Incorrect API key provided: sk-…" is a 401 on one route and a
+ * 400 behind some compatible servers).
  */
 export class UpstreamClientError extends GatewayError {
   readonly type: string
+  readonly code: string
 
   constructor(
     readonly status: number,
-    readonly code: string,
+    code: string,
     message: string,
     options: { param?: string | null; cause?: unknown } = {},
   ) {
-    super(message, options)
+    super(scrubCredentials(message), { ...options, param: options.param ? scrubCredentials(options.param) : null })
+    this.code = scrubCredentials(code)
     this.type = clientErrorType(status)
   }
 }

@@ -1,7 +1,9 @@
 import { ValidationError } from 'elysia'
+import { describeDatabaseError } from '../db/errors'
 import { GatewayError } from '../errors/gateway-error'
 import { InternalError, InvalidRequestError, MethodNotAllowedError, NotFoundError } from '../errors/kinds'
 import { asGatewayError, renderError, surfaceOfPath } from '../errors/render'
+import { logEvent } from '../observability/log'
 import { pointerToPath } from '../util/json-pointer'
 import { describeSchemaError } from '../util/schema-errors'
 import type { RouteMethods } from './method-check'
@@ -51,11 +53,27 @@ function validationError(error: ValidationError): InvalidRequestError {
   return new InvalidRequestError(`Invalid value for '${param}'${where}: ${message}.`, { param })
 }
 
-/** A bug's trace for the operator: the error chain, shortened (a failed query repeats itself at length). */
+/**
+ * A bug's trace for the operator, as one bounded event: what failed, described without the
+ * statement or its parameters (Drizzle's message carries both, and a key lookup's parameters
+ * include its secret_hash), and where, as stack frames without the message line that heads a
+ * stack and would repeat it.
+ */
 function logUnhandled(error: unknown): void {
-  const chain: string[] = []
-  for (let current: unknown = error; current && chain.length < 4; current = (current as { cause?: unknown }).cause) {
-    chain.push(String(current instanceof Error ? current.message : current).slice(0, 500))
-  }
-  console.error(JSON.stringify({ level: 'error', message: 'unhandled error', errors: chain, stack: error instanceof Error ? error.stack?.split('\n').slice(0, 6).join('\n') : undefined }))
+  logEvent('error', 'unhandled error', {
+    error_name: error instanceof Error ? error.name : typeof error,
+    error: describeDatabaseError(error),
+    stack: stackFrames(error),
+  })
+}
+
+const MAX_STACK_FRAMES = 6
+
+function stackFrames(error: unknown): string[] | undefined {
+  if (!(error instanceof Error) || !error.stack) return undefined
+  return error.stack
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line.startsWith('at '))
+    .slice(0, MAX_STACK_FRAMES)
 }

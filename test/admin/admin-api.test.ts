@@ -25,6 +25,37 @@ for (const kind of testDatabases) {
       expectError(await harness.call('POST', '/admin/v1/accounts', { body: { name: 'x' } }), 401, 'invalid_api_key')
     })
 
+    test('without TOLLGATE_ADMIN_TOKEN the admin API is undiscoverable: 404 to every method, nothing in /swagger', async () => {
+      const closed = startGateway(database, { config: testConfig({ TOLLGATE_ADMIN_TOKEN: undefined }) })
+      const paths = ['/admin/v1/accounts', '/admin/v1/accounts/acct_x', '/admin/v1/keys', '/admin/v1/keys/key_x/revoke', '/admin/v1/ledger', '/admin/v1/users/allotment', '/admin/v1/nothing']
+      for (const path of paths) {
+        for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD']) {
+          for (const headers of [{}, { authorization: `Bearer ${ADMIN_TOKEN}` }] as Record<string, string>[]) {
+            const reply = await closed.call(method, path, { headers })
+            if (method === 'HEAD') expect(reply.status).toBe(404)
+            else {
+              expectError(reply, 404, 'not_found')
+              expect(reply.headers.get('allow')).toBeNull()
+              expect(reply.text).not.toMatch(/not allowed|GET or|POST or/)
+            }
+          }
+        }
+      }
+      const spec = (await closed.call('GET', '/swagger/json')).json
+      expect(Object.keys(spec.paths).filter((path) => path.startsWith('/admin'))).toEqual([])
+      expect(JSON.stringify(spec)).not.toMatch(/admin|TOLLGATE_ADMIN_TOKEN/i)
+      expect(Object.keys(spec.paths)).toContain('/v1/chat/completions')
+    })
+
+    test('with the token set, a wrong method on an admin path is 405 with Allow, and /swagger documents the admin API', async () => {
+      const wrong = await harness.call('DELETE', '/admin/v1/accounts', { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+      expectError(wrong, 405, 'method_not_allowed')
+      expect(wrong.headers.get('allow')).toBe('POST')
+      const spec = (await harness.call('GET', '/swagger/json')).json
+      expect(Object.keys(spec.paths)).toContain('/admin/v1/keys')
+      expect(spec.components.securitySchemes.adminToken).toBeDefined()
+    })
+
     test('accounts: create, read, validation', async () => {
       const created = await harness.admin('POST', '/accounts', { name: 'Acme' })
       expect(created.status).toBe(201)
