@@ -101,7 +101,7 @@ for (const kind of testDatabases) {
           body: { model: 'anthropic/claude-test', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] },
         }),
       )
-      expectError(refusedMessages, 400, 'invalid_request_error', 'messages')
+      expectError(refusedMessages, 400, 'upstream_error', 'messages')
       expect(refusedMessages.json.error.message).toBe('invalid x-api-key [redacted] given')
       upstream.script({ kind: 'error', status: 400, body: { error: { code: 400, message: 'API key AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY not valid. Please pass a valid API key.', status: 'INVALID_ARGUMENT' } } })
       const refusedGemini = remember(await chat('google/gemini-test'))
