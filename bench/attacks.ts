@@ -88,7 +88,7 @@ async function measure(gateway: GatewayProcess, name: string, durationMs: number
     p99: percentile(latencies, 0.99),
     samples: latencies.length,
     peakMb: statusMb(pid, 'VmHWM'),
-    growthMb: statusMb(pid, 'VmHWM') - startMb,
+    growthMb: Math.max(0, statusMb(pid, 'VmHWM') - startMb),
     note: [outcome.note, peakReset ? undefined : 'VmHWM could not be reset: peak since start'].filter(Boolean).join('; ') || undefined,
   }
   console.log(`\n### ${name}\n\n| healthz p50 | healthz p99 | samples | peak RSS (above start) | answers |\n| --- | --- | --- | --- | --- |`)
@@ -97,13 +97,20 @@ async function measure(gateway: GatewayProcess, name: string, durationMs: number
   return result
 }
 
-/** Repeats `request` from `concurrency` loops until `durationMs` has passed. */
-async function repeat(concurrency: number, durationMs: number, request: () => Promise<number | string>): Promise<(number | string)[]> {
+/**
+ * Repeats `request` from `concurrency` loops until `durationMs` has passed, each loop pausing
+ * `pauseMs` between its requests. With a pause this is the attack of the issue (a couple of
+ * hostile requests at a time), not a flood: volume is the rate limiter's business.
+ */
+async function repeat(concurrency: number, durationMs: number, request: () => Promise<number | string>, pauseMs = 100): Promise<(number | string)[]> {
   const statuses: (number | string)[] = []
   const until = performance.now() + durationMs
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
-      while (performance.now() < until) statuses.push(await request().catch((error: unknown) => `error: ${error instanceof Error ? error.message : String(error)}`))
+      while (performance.now() < until) {
+        statuses.push(await request().catch((error: unknown) => `error: ${error instanceof Error ? error.message : String(error)}`))
+        if (pauseMs) await Bun.sleep(pauseMs)
+      }
     }),
   )
   return statuses
@@ -236,6 +243,7 @@ async function main(): Promise<void> {
 
     const deep = '['.repeat(100_000) + ']'.repeat(100_000)
     results.push(await measure(gateway, 'deep JSON (100k `[`, zero-credit key), 2 at a time for 3 s', 3_500, async () => ({ statuses: await repeat(2, 3_000, () => post('/v1/chat/completions', broke, deep)) })))
+    results.push(await measure(gateway, 'deep JSON flood: 2 loops without pause for 3 s', 3_500, async () => ({ statuses: await repeat(2, 3_000, () => post('/v1/chat/completions', broke, deep), 0) })))
 
     const bombPng = imageBomb()
     const video = JSON.stringify({ model: 'test/sora', prompt: 'a cat', image: `data:image/png;base64,${Buffer.from(bombPng).toString('base64')}` })

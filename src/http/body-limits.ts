@@ -96,6 +96,8 @@ export async function readLimited(request: Request, limit: number, timing: BodyT
     chunks.push(chunk)
     size += chunk.byteLength
   }
+  // Most bodies arrive in one chunk: no copy.
+  if (chunks.length === 1) return chunks[0]!
   const bytes = new Uint8Array(size)
   let offset = 0
   for (const chunk of chunks) {
