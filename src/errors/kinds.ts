@@ -88,6 +88,20 @@ export class IdempotencyConflictError extends GatewayError {
   readonly type = 'invalid_request_error'
 }
 
+/**
+ * A request body that stopped arriving, or arrived too slowly to finish (body-limits.ts): the
+ * connection is closed, so a trickling client cannot keep it and its buffered bytes.
+ */
+export class RequestTimeoutError extends GatewayError {
+  readonly status = 408
+  readonly code = 'request_timeout'
+  readonly type = 'invalid_request_error'
+
+  constructor(message: string) {
+    super(message, { headers: { connection: 'close' } })
+  }
+}
+
 export class RequestTooLargeError extends GatewayError {
   readonly status = 413
   readonly code = 'request_too_large'

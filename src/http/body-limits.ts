@@ -1,4 +1,4 @@
-import { RequestTooLargeError } from '../errors/kinds'
+import { RequestTimeoutError, RequestTooLargeError } from '../errors/kinds'
 
 const MiB = 1024 * 1024
 
@@ -13,31 +13,92 @@ const DEFAULT_LIMIT = 32 * MiB
 /** What the server accepts at all, above every path's limit: a bound on memory per request. */
 export const SERVER_BODY_LIMIT = 64 * MiB
 
+/**
+ * How long a body may take to arrive. Every body gets `graceMs`, plus one second for each
+ * `minimumBytesPerSecond` it has delivered, and may never be silent for longer than `idleMs`.
+ * A client on the slowest mobile link (8 kbit/s) never meets the bound, while one that trickles
+ * a byte every few seconds to hold a connection and a buffer open is cut after `graceMs`. The
+ * time is earned, not fixed, so a 26 MiB upload over a slow line still finishes.
+ */
+export interface BodyTiming {
+  graceMs: number
+  minimumBytesPerSecond: number
+  idleMs: number
+}
+
+export const BODY_TIMING: BodyTiming = { graceMs: 10_000, minimumBytesPerSecond: 1024, idleMs: 30_000 }
+
 /** 413 at once when the declared length is over the path's limit, before a byte is read. */
 export function checkDeclaredLength(request: Request, limit: number): void {
   const declared = Number(request.headers.get('content-length') ?? Number.NaN)
-  if (declared > limit) throw new RequestTooLargeError(`The request body is larger than ${Math.round(limit / MiB)} MiB.`)
+  if (declared > limit) throw tooLarge(limit)
 }
 
 export function bodyLimitFor(pathname: string): number {
   return LIMITS[pathname] ?? DEFAULT_LIMIT
 }
 
+function tooLarge(limit: number): RequestTooLargeError {
+  return new RequestTooLargeError(`The request body is larger than ${Math.round(limit / MiB)} MiB.`)
+}
+
+const TIMED_OUT = Symbol('timed out')
+
 /**
- * The body's bytes, refused with 413 as soon as it is known to be too large: from
- * Content-Length before anything is read, or while reading a body of unannounced length.
+ * The body's chunks as they arrive, refused with 413 as soon as it is known to be too large
+ * (from Content-Length before anything is read, or while counting a body of unannounced
+ * length) and with 408 when it arrives too slowly (BodyTiming). However the reading stops
+ * early, the rest of the body is cancelled, so the server stops buffering it.
  */
-export async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
+export async function* boundedChunks(request: Request, limit: number, timing: BodyTiming = BODY_TIMING): AsyncGenerator<Uint8Array> {
   checkDeclaredLength(request, limit)
-  const tooLarge = () => new RequestTooLargeError(`The request body is larger than ${Math.round(limit / MiB)} MiB.`)
-  if (!request.body) return new Uint8Array()
+  if (!request.body) return
+  const reader = request.body.getReader()
+  const startedAt = performance.now()
+  let received = 0
+  let finished = false
+  try {
+    while (true) {
+      const now = performance.now()
+      const earned = startedAt + timing.graceMs + (received / timing.minimumBytesPerSecond) * 1000
+      const next = await readWithin(reader, Math.min(earned, now + timing.idleMs) - now)
+      if (next === TIMED_OUT) throw new RequestTimeoutError('The request body arrived too slowly; send it at once.')
+      if (next.done) {
+        finished = true
+        return
+      }
+      received += next.value.byteLength
+      if (received > limit) throw tooLarge(limit)
+      yield next.value
+    }
+  } finally {
+    if (!finished) reader.cancel().catch(() => {})
+  }
+}
+
+async function readWithin(reader: ReadableStreamDefaultReader<Uint8Array>, waitMs: number): Promise<Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>['read']>> | typeof TIMED_OUT> {
+  if (waitMs <= 0) return TIMED_OUT
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const silence = new Promise<typeof TIMED_OUT>((resolve) => {
+    timer = setTimeout(() => resolve(TIMED_OUT), waitMs)
+  })
+  try {
+    return await Promise.race([reader.read(), silence])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** The whole body's bytes, read through boundedChunks. */
+export async function readLimited(request: Request, limit: number, timing: BodyTiming = BODY_TIMING): Promise<Uint8Array> {
   const chunks: Uint8Array[] = []
   let size = 0
-  for await (const chunk of request.body) {
-    size += chunk.byteLength
-    if (size > limit) throw tooLarge()
+  for await (const chunk of boundedChunks(request, limit, timing)) {
     chunks.push(chunk)
+    size += chunk.byteLength
   }
+  // Most bodies arrive in one chunk: no copy.
+  if (chunks.length === 1) return chunks[0]!
   const bytes = new Uint8Array(size)
   let offset = 0
   for (const chunk of chunks) {

@@ -1,5 +1,6 @@
 import type { ModelEntry } from '../../catalog/catalog-schema'
 import { InvalidRequestError } from '../../errors/kinds'
+import { checkImageHeader } from '../../media/image-header'
 import type { ImageInput, VideoRequest } from '../../spec/video'
 
 /**
@@ -41,6 +42,9 @@ export function decodeVideoRequest(body: VideoBody, model: Pick<ModelEntry, 'vid
     if (!Object.values(FAMILY_B_SIZES).includes(size)) throw new InvalidRequestError('size must be 1280x720 or 720x1280 (or give aspect_ratio 16:9 or 9:16).', { param: body.size ? 'size' : 'aspect_ratio' })
     // Any positive length snaps (CONTRACT.md §7: above 12 is 12), so no number can size a hold past 12 seconds.
     const requested = requestedSeconds(body, DEFAULT_SECONDS)
+    // The gateway decodes family B's reference image to fit it to the output; one it would not
+    // decode is refused here, before anything is held (resize-image.ts checks again).
+    if (image?.kind === 'inline') checkImageHeader(Buffer.from(image.data, 'base64'), 'image')
     return { prompt: body.prompt, durationSeconds: snapFamilyB(requested.seconds), size, ...(image ? { image } : {}) }
   }
   if (body.size !== undefined) throw new InvalidRequestError('size is not supported by this video model; use aspect_ratio and resolution.', { param: 'size' })
