@@ -44,6 +44,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
 
 const byRoute = new Map(ROUTE_RULES.map((rule) => [`${rule.method} ${rule.path}`, rule]))
 
+/** The rule of a route; HEAD is answered by the GET route of the same path (the router adds it), so it follows the GET rule. */
 export function ruleFor(method: string, routePath: string): RouteRule | undefined {
-  return byRoute.get(`${method} ${routePath}`)
+  return byRoute.get(`${method === 'HEAD' ? 'GET' : method} ${routePath}`)
 }

@@ -3,6 +3,7 @@ import { checkAdminToken } from '../auth/admin-token'
 import type { Caller } from '../auth/authenticate'
 import { ruleFor } from '../auth/route-rules'
 import type { Services } from '../services'
+import { NotFoundError } from '../errors/kinds'
 import { bodyLimitFor, checkDeclaredLength } from './body-limits'
 import { MalformedBody } from './json-body'
 import { UNREAD_BODY, UnreadBody, readRequestBody } from './request-body'
@@ -43,7 +44,10 @@ async function identify(services: Services, request: Request, route: string): Pr
     return ANONYMOUS
   }
   const rule = ruleFor(request.method, route)
-  return rule ? services.authenticator.authenticate(rule, request.headers) : ANONYMOUS
+  if (rule) return services.authenticator.authenticate(rule, request.headers)
+  // Fail closed: an API route the rules table does not name is served to nobody.
+  if (route.startsWith('/v1/')) throw new NotFoundError(`No route ${request.method} ${route}.`)
+  return ANONYMOUS
 }
 
 export type GatewayContext = ReturnType<typeof gatewayContext>

@@ -90,6 +90,16 @@ describe('route rules matrix (API.md §5.2)', () => {
     expectError(await harness.call('GET', '/v1/models', { headers: bearer('tollgate_sk_prod_wrong') }), 401, 'invalid_api_key')
   })
 
+  test('HEAD on a GET route follows the GET rule: refused without the credential, served with it', async () => {
+    for (const rule of ROUTE_RULES.filter((rule) => rule.method === 'GET')) {
+      const anonymous = await harness.gateway.handle(new Request(`http://localhost${concrete(rule.path)}`, { method: 'HEAD' }))
+      const authorized = await harness.gateway.handle(new Request(`http://localhost${concrete(rule.path)}`, { method: 'HEAD', headers: bearer(apiKey) }))
+      expect({ path: rule.path, status: authorized.status }).toEqual({ path: rule.path, status: 200 })
+      const anonymousStatus = rule.credentials === 'public' || rule.credentials === 'optional-bearer' ? 200 : 401
+      expect({ path: rule.path, status: anonymous.status }).toEqual({ path: rule.path, status: anonymousStatus })
+    }
+  })
+
   test('every /v1 route the app serves has exactly one rule, and every rule a route', () => {
     const served = harness.gateway.routes.filter((route) => route.path.startsWith('/v1/')).map((route) => `${route.method} ${route.path}`)
     const ruled = ROUTE_RULES.map((rule) => `${rule.method} ${rule.path}`)
