@@ -1,6 +1,7 @@
 import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
 import { asGatewayError, renderError, surfaceOfPath } from './errors/render'
+import { InvalidRequestError } from './errors/kinds'
 import { renderFrameworkError } from './http/error-handler'
 import { gatewayContext } from './http/gateway-context'
 import { RouteMethods } from './http/method-check'
@@ -85,9 +86,10 @@ export function createApp(services: Services, options: { log?: LogSink; version?
       const requestContext = { requestId }
       attachContext(request, requestContext)
       const pathname = pathOf(request)
-      const surface = surfaceOfPath(pathname)
+      const surface = surfaceOfPath(pathname ?? '/')
       let response: Response
       try {
+        if (pathname === undefined) throw new InvalidRequestError('The request URL is malformed (check the Host header).')
         response = await app.handle(request)
       } catch (error) {
         response = renderError(asGatewayError(error), surface)
@@ -95,18 +97,18 @@ export function createApp(services: Services, options: { log?: LogSink; version?
       // The Anthropic SDKs read the id from `request-id` (Anthropic's own header: `_request_id`
       // on results, `requestID` on errors); it also replaces any a native upstream's answer carried.
       response = withHeaders(response, surface === 'messages' ? { 'x-request-id': requestId, 'request-id': requestId } : { 'x-request-id': requestId })
-      logRequest(options.log, request, response, requestContext, performance.now() - startedAt, methods.template(pathname))
+      logRequest(options.log, request, response, requestContext, performance.now() - startedAt, methods.template(pathname ?? '/'))
       return response
     },
   }
 }
 
-/** The request's path; a URL the runtime built from a malformed Host header may not parse, and is then nobody's route. */
-function pathOf(request: Request): string {
+/** The request's path, or undefined when the URL the runtime built (from a malformed Host header) does not parse. */
+function pathOf(request: Request): string | undefined {
   try {
     return new URL(request.url).pathname
   } catch {
-    return '/'
+    return undefined
   }
 }
 
