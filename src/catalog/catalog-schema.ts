@@ -18,6 +18,11 @@ export const ProviderSchema = Type.Object(
     accessTokenEnv: Type.Optional(Type.String({ minLength: 1 })),
     /** Vertex: a Google service-account key (JSON) the gateway signs its own access tokens with. */
     serviceAccountKeyFile: Type.Optional(Type.String({ minLength: 1 })),
+    /**
+     * Vertex: the gs:// prefixes client images may name (`gs://my-bucket/uploads/`). Veo reads
+     * such an object with the operator's credentials, so any other bucket is refused.
+     */
+    gcsUriPrefixes: Type.Optional(Type.Array(Type.String({ pattern: '^gs://[^/]+/' }))),
     /** How often a long-running job (a video) is polled. */
     pollIntervalMs: Type.Optional(Type.Integer({ minimum: 10 })),
     /** How long a whole long-running job may take before it is given up (504, not billed). */

@@ -61,7 +61,7 @@ describe('POST /v1/videos/generations', () => {
       resolution: '1080p',
       resize_mode: 'CROP',
       input_image: { b64_json: PNG },
-      last_frame: 'gs://bucket/last.png',
+      last_frame: 'gs://bucket/uploads/last.jpg',
       duration_seconds: 6,
     })
     expect(reply.status).toBe(200)
@@ -69,7 +69,7 @@ describe('POST /v1/videos/generations', () => {
     expect(submit.path).toBe('/v1/projects/proj/locations/us-central1/publishers/google/models/veo-test-001:predictLongRunning')
     expect(submit.headers.authorization).toBe('Bearer vertex-token')
     expect(submit.body).toEqual({
-      instances: [{ prompt: 'a dog', image: { bytesBase64Encoded: PNG, mimeType: 'image/png' }, lastFrame: { gcsUri: 'gs://bucket/last.png', mimeType: 'image/png' } }],
+      instances: [{ prompt: 'a dog', image: { bytesBase64Encoded: PNG, mimeType: 'image/png' }, lastFrame: { gcsUri: 'gs://bucket/uploads/last.jpg', mimeType: 'image/jpeg' } }],
       parameters: { sampleCount: 1, durationSeconds: 6, aspectRatio: '16:9', resolution: '1080p', resizeMode: 'crop' },
     })
     expect(upstream.received[1]!.body.operationName).toContain('/operations/')
@@ -80,6 +80,23 @@ describe('POST /v1/videos/generations', () => {
     upstream.script({ kind: 'video', asUri: true })
     const byUri = await generate({ model: 'google/veo-test', prompt: 'x', image: PNG, image_url: undefined })
     expect(byUri.json.data[0]).toEqual({ url: 'gs://bucket/sample_0.mp4', mime_type: 'video/mp4' })
+  })
+
+  test('gs:// images only under the provider\'s gcsUriPrefixes, typed by their extension', async () => {
+    const before = await balance()
+    for (const uri of ['gs://operator-private-bucket/secret.png', 'gs://bucket/other/x.png', 'gs://bucket/uploads-evil/x.png', 'gs://bucket/uploads/../secret.png']) {
+      const refused = await generate({ model: 'google/veo-test', prompt: 'x', image: uri })
+      expectError(refused, 400, 'invalid_request')
+      expect(refused.json.error).toMatchObject({ param: 'image' })
+      expect(refused.json.error.message).toContain('gcsUriPrefixes')
+    }
+    expectError(await generate({ model: 'google/veo-test', prompt: 'x', last_frame: 'gs://bucket/uploads/clip.gif' }), 400, 'invalid_request')
+    expect(upstream.received).toHaveLength(0)
+    expect(await balance()).toEqual(before)
+
+    upstream.script({ kind: 'video' })
+    expect((await generate({ model: 'google/veo-test', prompt: 'x', image: 'gs://bucket/uploads/a.WEBP' })).status).toBe(200)
+    expect(upstream.received[0]!.body.instances[0].image).toEqual({ gcsUri: 'gs://bucket/uploads/a.WEBP', mimeType: 'image/webp' })
   })
 
   test('safety blocks and failures are not billed', async () => {

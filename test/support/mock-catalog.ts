@@ -12,7 +12,7 @@ export function mockCatalog(a: string, b: string) {
   return {
     providers: {
       a: { api: 'openai', baseUrl: a, apiKey: 'sk-upstream-a', pollIntervalMs: 10 },
-      veo: { api: 'vertex', baseUrl: a.replace(/\/v1$/, ''), project: 'proj', location: 'us-central1', apiKey: 'vertex-token', pollIntervalMs: 10 },
+      veo: { api: 'vertex', baseUrl: a.replace(/\/v1$/, ''), project: 'proj', location: 'us-central1', apiKey: 'vertex-token', pollIntervalMs: 10, gcsUriPrefixes: ['gs://bucket/uploads/'] },
       b: { api: 'openai', baseUrl: b, apiKey: 'sk-upstream-b', responsesApi: false },
       dead: { api: 'openai', baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-dead' },
       sluggish: { api: 'openai', baseUrl: a, apiKey: 'sk-upstream-a', timeoutMs: 300 },

@@ -1,4 +1,5 @@
-import { UpstreamError } from '../../errors/kinds'
+import { InvalidRequestError, UpstreamError } from '../../errors/kinds'
+import type { ProviderConfig } from '../../config'
 import type { ImageInput, VideoOutcome, VideoRequest } from '../../spec/video'
 import { sleep } from '../../util/sleep'
 import type { UpstreamTarget } from '../adapter'
@@ -16,8 +17,18 @@ interface Operation {
   }
 }
 
-function imageField(image: ImageInput): Record<string, string> {
-  return image.kind === 'inline' ? { bytesBase64Encoded: image.data, mimeType: image.mimeType } : { gcsUri: image.uri, mimeType: image.mimeType ?? 'image/png' }
+/**
+ * An image as Veo takes it. A gs:// object is read by Vertex with the operator's credentials, so
+ * a client may name only objects under the provider's `gcsUriPrefixes`: without the setting, no
+ * gs:// URI at all (any bucket the operator's service account can read would otherwise leak).
+ */
+function imageField(image: ImageInput, provider: ProviderConfig, param: string): Record<string, string> {
+  if (image.kind === 'inline') return { bytesBase64Encoded: image.data, mimeType: image.mimeType }
+  const allowed = provider.gcsUriPrefixes ?? []
+  if (!allowed.some((prefix) => image.uri.startsWith(prefix)) || image.uri.includes('/../')) {
+    throw new InvalidRequestError(`${param}: this gs:// URI is not under the provider's gcsUriPrefixes setting; send the image inline or ask the operator which buckets are allowed.`, { param })
+  }
+  return { gcsUri: image.uri, mimeType: image.mimeType ?? 'image/png' }
 }
 
 /**
@@ -42,8 +53,8 @@ export async function generateVeoVideo(target: UpstreamTarget, request: VideoReq
     instances: [
       {
         prompt: request.prompt,
-        ...(request.image ? { image: imageField(request.image) } : {}),
-        ...(request.lastFrame ? { lastFrame: imageField(request.lastFrame) } : {}),
+        ...(request.image ? { image: imageField(request.image, provider, 'image') } : {}),
+        ...(request.lastFrame ? { lastFrame: imageField(request.lastFrame, provider, 'last_frame') } : {}),
       },
     ],
     parameters: {

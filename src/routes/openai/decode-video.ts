@@ -83,6 +83,16 @@ export function snapFamilyB(seconds: number): number {
   return 12
 }
 
+/** Image types by object extension: a gs:// URI says no more about its object than its name. */
+const GCS_IMAGE_TYPES: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', webp: 'image/webp' }
+
+function gcsImageType(uri: string, param: string): string {
+  const extension = /\.([a-z0-9]+)$/i.exec(uri)?.[1]?.toLowerCase()
+  const type = extension ? GCS_IMAGE_TYPES[extension] : undefined
+  if (!type) throw new InvalidRequestError(`${param}: a gs:// image must name a .png, .jpg, .jpeg or .webp object.`, { param })
+  return type
+}
+
 /** An object with `b64_json` (or `url`), a data URL, raw base64, or a gs:// URI. HTTP(S) URLs are refused. */
 function decodeImage(value: unknown, param: string): ImageInput {
   if (value && typeof value === 'object') {
@@ -92,7 +102,7 @@ function decodeImage(value: unknown, param: string): ImageInput {
   }
   if (typeof value !== 'string' || value.length === 0) throw new InvalidRequestError(`${param} must be base64, a data URL, a gs:// URI or an object with b64_json.`, { param })
   if (/^https?:\/\//i.test(value)) throw new InvalidRequestError(`${param} cannot be an HTTP(S) URL: send the image inline or as a gs:// URI.`, { param })
-  if (value.startsWith('gs://')) return { kind: 'gcs', uri: value }
+  if (value.startsWith('gs://')) return { kind: 'gcs', uri: value, mimeType: gcsImageType(value, param) }
   const dataUrl = /^data:([^;,]+);base64,(.*)$/s.exec(value)
   return dataUrl ? inline(dataUrl[2]!, dataUrl[1], param) : inline(value, undefined, param)
 }
