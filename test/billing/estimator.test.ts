@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { Tiktoken } from 'js-tiktoken/lite'
 import o200k from 'js-tiktoken/ranks/o200k_base'
-import { estimateChatInputTokens, estimateTextTokens } from '../../src/billing/estimator'
+import { estimateChatInputTokens, estimateTextTokens, estimateValueTokens } from '../../src/billing/estimator'
 import { corpus, type Sample, type TextClass } from './estimator-corpus'
 
 /**
@@ -104,5 +104,11 @@ describe('token estimate', () => {
     })
     expect(text).toBeGreaterThan(estimateTextTokens('hello there'))
     expect(withImage - text).toBeGreaterThanOrEqual(1000)
+  })
+
+  test('numbers in JSON values count by their digits, never below the tokenizer', () => {
+    for (const value of [7, 1234567890123, 3.14159265358979, -98765.4321e-12, 2 ** 53]) {
+      expect(estimateValueTokens({ n: value }) - estimateTextTokens('n')).toBeGreaterThanOrEqual(reference.encode(String(value)).length)
+    }
   })
 })
