@@ -1,11 +1,12 @@
-// `bun bench/attacks.ts`: hostile requests against a gateway process (embedded database, temp
-// directory, loopback only) while a separate prober process asks GET /v1/healthz every 10 ms.
+// `bun bench/attacks.ts`: hostile requests against a gateway process (embedded database in a
+// temp directory, or a fresh database on the Postgres server of DATABASE_URL; loopback only) while a separate prober process asks GET /v1/healthz every 10 ms.
 // Prints, per attack, healthz p50/p99 during it, the gateway's peak RSS (VmHWM, reset before
 // each attack) and the statuses the attack was answered with. Bounded: about a minute in all.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
 import { deflateSync } from 'node:zlib'
+import postgres from 'postgres'
 import { mockCatalogEnv } from '../test/support/mock-catalog'
 import { startProcess, type GatewayProcess } from '../test/support/process'
 
@@ -205,15 +206,35 @@ async function trickle(url: URL, key: string, clients: number, intervalMs: numbe
   }
 }
 
+/** The gateway's database: a fresh one on DATABASE_URL's server when it is set, else embedded in `workDir`. */
+async function benchDatabase(workDir: string): Promise<{ env: Record<string, string>; drop: () => Promise<void> }> {
+  const serverUrl = process.env.DATABASE_URL
+  if (!serverUrl) return { env: { TOLLGATE_DATA_DIR: join(workDir, 'data') }, drop: async () => {} }
+  const name = `tollgate_attacks_${Date.now()}`
+  const server = postgres(serverUrl, { max: 1, onnotice: () => {} })
+  await server.unsafe(`create database ${name}`)
+  const url = Object.assign(new URL(serverUrl), { pathname: `/${name}` }).toString()
+  return {
+    env: { DATABASE_URL: url },
+    drop: async () => {
+      await server.unsafe(`drop database if exists ${name} with (force)`)
+      await server.end()
+    },
+  }
+}
+
 async function main(): Promise<void> {
   const mock = await startProcess(['bun', 'bench/mock-server.ts'], {})
   const upstream = `${mock.url}v1`
   const workDir = mkdtempSync(join(os.tmpdir(), 'tollgate-attacks-'))
   let gateway: GatewayProcess | undefined
+  let cleanUp = async () => {}
   try {
-    const env = { ...mockCatalogEnv(upstream, upstream), TOLLGATE_DATA_DIR: join(workDir, 'data'), TOLLGATE_ADMIN_TOKEN: ADMIN }
-    // The first start creates the embedded database (its initdb peaks near 1 GB); measure a
-    // gateway started on a database that exists, as it runs in production.
+    const database = await benchDatabase(workDir)
+    cleanUp = database.drop
+    const env = { ...mockCatalogEnv(upstream, upstream), ...database.env, TOLLGATE_ADMIN_TOKEN: ADMIN }
+    // The first start creates the database (the embedded one's initdb peaks near 1 GB); measure
+    // a gateway started on a database that exists, as it runs in production.
     await (await startProcess(['bun', 'src/main.ts'], env)).stop()
     gateway = await startProcess(['bun', 'src/main.ts'], env)
     const base = gateway.url
@@ -272,6 +293,7 @@ async function main(): Promise<void> {
   } finally {
     await gateway?.stop().catch(() => 0)
     await mock.stop().catch(() => 0)
+    await cleanUp()
     rmSync(workDir, { recursive: true, force: true })
   }
 }
