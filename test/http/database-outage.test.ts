@@ -1,13 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { openDatabase, type DatabaseHandle } from '../../src/db/client'
 import { ServiceUnavailableError } from '../../src/errors/kinds'
 import { asGatewayError } from '../../src/errors/render'
 import { testDatabases, type FreshDatabase } from '../support/databases'
 import { expectError } from '../support/envelopes'
-import { flaky } from '../support/flaky-database'
+import { interruptible, type InterruptibleDatabase } from '../support/interruptible-database'
 import { bearer, startGateway, testConfig, type Reply, type TestGateway } from '../support/gateway'
 import { mockCatalogEnv } from '../support/mock-catalog'
-import { TcpProxy } from '../support/tcp-proxy'
 import { MockUpstream } from '../upstream/mock-upstream'
 
 describe('database errors as the client sees them', () => {
@@ -46,32 +44,18 @@ for (const kind of testDatabases) {
     let database: FreshDatabase
     let upstream: MockUpstream
     let harness: TestGateway
-    let proxy: TcpProxy | undefined
-    let proxied: DatabaseHandle | undefined
-    let outage: { start(): void; end(): void }
+    let connection: InterruptibleDatabase
+    const outage = { start: () => connection.cut(), end: () => connection.restore() }
 
     beforeAll(async () => {
       upstream = new MockUpstream().start()
       database = await kind.open()
-      let handle: Pick<DatabaseHandle, 'db' | 'rows'>
-      if (database.url) {
-        const target = new URL(database.url)
-        proxy = new TcpProxy(target.hostname, Number(target.port || 5432)).start()
-        proxied = await openDatabase({ url: proxy.urlFor(database.url) })
-        handle = proxied
-        outage = { start: () => proxy!.cut(), end: () => proxy!.restore() }
-      } else {
-        const switchable = flaky(database, { every: true })
-        handle = switchable.handle
-        outage = { start: () => (switchable.down = true), end: () => (switchable.down = false) }
-      }
-      harness = startGateway({ ...database, ...handle }, { config: testConfig(mockCatalogEnv(upstream.baseUrl, upstream.baseUrl)) })
+      connection = await interruptible(database, { every: true })
+      harness = startGateway({ ...database, ...connection.handle }, { config: testConfig(mockCatalogEnv(upstream.baseUrl, upstream.baseUrl)) })
     })
     afterAll(async () => {
       harness.services.close()
-      // Ending the proxied pool can wait out its 5 s grace for a connection the cut left behind.
-      await proxied?.close().catch(() => undefined)
-      proxy?.stop()
+      await connection.close()
       upstream.stop()
       await database.close()
     }, 30_000)
