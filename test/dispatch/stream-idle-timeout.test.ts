@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { estimateTextTokens } from '../../src/billing/estimator'
 import { testDatabases, type FreshDatabase } from '../support/databases'
 import { bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
 import { expectBooksBalance } from '../support/ledger-checks'
@@ -97,7 +98,7 @@ for (const kind of testDatabases) {
       await expectAborted(a.received[0])
       const charge = await expectChargedForWhatStreamed(keyId, accountId)
       // message_start reported the input tokens; the output is the gateway's count of the two deltas.
-      expect(charge.usage).toMatchObject({ source: 'estimate', output_tokens: 2 })
+      expect(charge.usage).toMatchObject({ source: 'estimate', output_tokens: estimateTextTokens('one ') + estimateTextTokens('two ') })
       await expectBooksBalance(database.db)
     })
 
