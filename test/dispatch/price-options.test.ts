@@ -25,7 +25,10 @@ describe('price-changing request options are not forwarded', () => {
     // Claude on Vertex AI's publisher endpoint, served by the same mock.
     const vertexClaude = { id: 'anthropic/claude-vertex', type: 'chat', routes: [{ provider: 'veo', model: 'claude-vertex@001' }], pricing: { input: 3, output: 15 }, maxOutputTokens: 1000 }
     const path = join(mkdtempSync(join(tmpdir(), 'tollgate-price-options-')), 'tollgate.json')
-    writeFileSync(path, JSON.stringify({ ...catalog, models: [...catalog.models, vertexClaude] }))
+    // An OpenAI-format provider that always serves the Responses API natively (no translation to fall back on).
+    const strict = { api: 'openai', baseUrl: upstream.baseUrl, apiKey: 'sk-upstream-strict', responsesApi: true }
+    const strictModel = { id: 'test/strict', type: 'chat', routes: [{ provider: 'strict', model: 'strict-a' }], pricing: { input: 1, output: 2 }, maxOutputTokens: 1000 }
+    writeFileSync(path, JSON.stringify({ ...catalog, providers: { ...catalog.providers, strict }, models: [...catalog.models, vertexClaude, strictModel] }))
     database = await testDatabases[0]!.open()
     harness = startGateway(database, { config: testConfig({ TOLLGATE_CONFIG: path }) })
   })
@@ -54,6 +57,26 @@ describe('price-changing request options are not forwarded', () => {
         ['/v1/chat/completions', undefined],
         ['/v1/responses', undefined],
       ]).flat(),
+    ])
+  })
+
+  test('the Responses API: tools the provider bills per use never reach a native route', async () => {
+    const { key, id: keyId } = await harness.key()
+    for (const type of ['web_search', 'web_search_preview', 'file_search', 'code_interpreter', 'image_generation']) {
+      const tools = [{ type: 'function', name: 'f', parameters: {} }, { type }]
+      const refused = await harness.call('POST', '/v1/responses', { headers: bearer(key), body: { model: 'test/strict', input: 'Say hi.', tools } })
+      expect({ type, status: refused.status, param: refused.json?.error?.param }).toEqual({ type, status: 400, param: 'tools[1]' })
+    }
+    expect(upstream.received).toHaveLength(0)
+    expect((await harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data).toEqual([])
+    // Where the route can translate, the call is served through chat completions, the hosted tool left out.
+    for (const model of ['test/smart', 'test/chat-only']) {
+      const served = await harness.call('POST', '/v1/responses', { headers: bearer(key), body: { model, input: 'Say hi.', tools: [{ type: 'function', name: 'f', parameters: {} }, { type: 'web_search' }] } })
+      expect({ model, status: served.status }).toEqual({ model, status: 200 })
+    }
+    expect(upstream.received.map((request) => [request.path, request.body.tools.map((tool: { type: string }) => tool.type)])).toEqual([
+      ['/v1/chat/completions', ['function']],
+      ['/v1/chat/completions', ['function']],
     ])
   })
 
