@@ -4,7 +4,6 @@ import { worstCaseForTokens } from '../billing/pricing'
 import { requireModelType, resolveModel } from '../catalog/resolve-model'
 import { InvalidRequestError, ModelNotSupportedError } from '../errors/kinds'
 import type { UpstreamTarget } from '../providers/adapter'
-import { providerBilledTool } from '../routes/openai/hosted-tools'
 import { decodeResponsesRequest } from '../routes/openai/decode-responses'
 import { encodeResponse } from '../routes/openai/encode-responses'
 import { ResponsesStreamEncoder } from '../routes/openai/encode-responses-stream'
@@ -52,9 +51,8 @@ export async function createResponse(services: Services, caller: Caller, request
   requireModelType(resolved, 'chat', '/v1/responses')
   const { model } = resolved
   const stateful = request.previous_response_id !== undefined && request.previous_response_id !== null ? 'previous_response_id' : request.store === true ? 'store' : undefined
-  const planned = planRoutes(services, resolved, responsesRoute).filter((option) => !stateful || option.mode === 'native')
-  if (stateful && planned.length === 0) throw statefulUnsupported(stateful)
-  const options = withoutProviderBilledTools(planned, request)
+  const options = planRoutes(services, resolved, responsesRoute).filter((option) => !stateful || option.mode === 'native')
+  if (stateful && options.length === 0) throw statefulUnsupported(stateful)
   const inputTokens = estimateValueTokens(request.input) + (typeof request.instructions === 'string' ? estimateTextTokens(request.instructions) : 0) + estimateValueTokens(request.tools)
   const requested = request.max_output_tokens === undefined ? undefined : requireOutputTokens(request.max_output_tokens, 'max_output_tokens', maxOutputTokensOf(model), request.model)
   // One hold for the call, whichever way each route ends up reached.
@@ -92,17 +90,4 @@ export async function createResponse(services: Services, caller: Caller, request
     streamEncoder: () => new ResponsesStreamEncoder(model.id),
     encodeAnswer: (translated, cost) => encodeResponse(translated, model.id, cost),
   })
-}
-
-/**
- * A request naming a tool the provider bills per use (hosted-tools.ts) may only go where that
- * tool is left out: translated routes, or a native route's translation. With none, 400 naming
- * the tool, before anything is held.
- */
-function withoutProviderBilledTools(options: ResponsesRoute[], request: ResponsesBody): ResponsesRoute[] {
-  const tool = providerBilledTool(request.tools)
-  if (!tool) return options
-  const usable = options.flatMap((option): ResponsesRoute[] => (option.mode === 'translated' ? [option] : option.fallback ? [option.fallback] : []))
-  if (usable.length > 0) return usable
-  throw new InvalidRequestError(`The hosted tool '${tool.type}' is billed by the provider per use and has no price in this gateway; use function tools.`, { param: `tools[${tool.index}]` })
 }

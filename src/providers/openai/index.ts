@@ -4,7 +4,7 @@ import { convertChatAnswer } from './convert-response'
 import { convertChatStream } from './convert-stream'
 import { convertChatUsage, convertResponsesUsage } from './convert-usage'
 import { mapOpenAiError } from './map-error'
-import { withoutPremiumTier } from './price-options'
+import { withoutPremiumResponsesOptions, withoutPremiumTier } from './price-options'
 import { cancelOpenAiVideo, generateOpenAiVideo } from './videos'
 
 /**
@@ -18,7 +18,7 @@ export const openAiAdapter: ProviderAdapter = {
   sendOpenAiRequest: postToOpenAi,
   // Every provider of this API is tried natively unless `responsesApi: false`; one that answers
   // 404 or 405 is reached by translation from then on (dispatch/responses-api-memory.ts).
-  sendResponses: (target, body) => postToOpenAi(target, '/responses', JSON.stringify({ ...withoutPremiumTier(body), model: target.model })),
+  sendResponses: (target, body) => postToOpenAi(target, '/responses', JSON.stringify({ ...withoutPremiumResponsesOptions(body), model: target.model })),
   responsesUsage: convertResponsesUsage,
   generateVideo: generateOpenAiVideo,
   cancelVideoJob: cancelOpenAiVideo,
