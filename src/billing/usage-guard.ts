@@ -1,7 +1,7 @@
 import type { Usage } from '../spec/usage'
 
 /**
- * Usage reported by an upstream is untrusted input (CONTRACT.md §7): a count must be a
+ * Usage reported by an upstream is untrusted input: a count must be a
  * non-negative whole number a double holds exactly, and a duration a non-negative finite
  * number of plausible length. Pricing refuses anything else with UntrustedUsageError, and the
  * call is then charged its full hold with its usage marked invalid (BilledCall).

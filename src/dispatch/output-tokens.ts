@@ -15,7 +15,7 @@ export const UNCONFIGURED_MAX_OUTPUT_TOKENS = 1_000_000
 
 /**
  * The output tokens a request gets from `model`: what it asked for (already checked against the
- * model's maximum), else the model's configured maximum (API.md §4.1), else the default. The
+ * model's maximum), else the model's configured maximum, else the default. The
  * hold is sized for this number.
  */
 export function outputAllowanceOf(model: ModelEntry, requested: number | undefined): number {

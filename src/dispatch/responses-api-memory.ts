@@ -2,7 +2,7 @@ import type { ProviderConfig } from '../config'
 
 /**
  * Providers left to detect the Responses API (`responsesApi` unset) that answered 404 or 405 on
- * `/responses` (CONTRACT.md §2). Later calls translate through chat completions at once instead
+ * `/responses`. Later calls translate through chat completions at once instead
  * of asking again. In memory and per process: a restart asks once more, which costs a single
  * refused request. Keyed by the provider's config object, so every loaded config starts clean.
  */

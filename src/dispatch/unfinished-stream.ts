@@ -13,9 +13,9 @@ export interface StreamedSoFar {
 /**
  * Closes the books of a stream that stopped before its end, for every relay alike, and returns
  * the error its client is told in the surface's own format. A stream the gateway stopped for
- * silence (http/idle-timeout.ts) is settled for what was streamed, like one the client abandons
- * (CONTRACT.md §5.5): the upstream worked until then. A stream the upstream broke is an upstream
- * failure, released unbilled (§5.4).
+ * silence (http/idle-timeout.ts) is settled for what was streamed, like one the client
+ * abandons: the upstream worked until then. A stream the upstream broke is an upstream failure,
+ * released unbilled.
  */
 export async function closeUnfinishedStream(
   params: { call: BilledCall; model: ModelEntry; route: string },

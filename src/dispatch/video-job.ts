@@ -21,7 +21,7 @@ export interface VideoRoute {
  * and, once the API confirms, the wait stops with ClientClosedError (the caller releases the
  * hold). Where it cannot, or the API refuses, the job is followed to its end as if the client
  * were there, and its outcome is returned for billing, like an abandoned stream that is billed
- * for what was generated (CONTRACT.md §5.5).
+ * for what was generated.
  */
 export async function runVideoJob(route: VideoRoute, request: VideoRequest, clientSignal: AbortSignal): Promise<VideoOutcome> {
   const { provider } = route

@@ -2,7 +2,7 @@ import { StreamIdleTimeoutError } from '../errors/kinds'
 
 /**
  * A body stream that fails with StreamIdleTimeoutError when its source stays silent for
- * `idleMs` while a reader waits on it (CONTRACT.md §2, `streamIdleTimeoutMs`). Response
+ * `idleMs` while a reader waits on it (the provider's `streamIdleTimeoutMs`). Response
  * headers only prove the upstream started: without this, an upstream that sends one chunk and
  * hangs would keep the connection and the hold until some socket timeout cut it.
  *

@@ -2,7 +2,7 @@
  * Text from outside the gateway (an upstream's error message) or about its inside (an error
  * chain on its way to a log line) may quote a credential: OpenAI's 401 repeats the key it was
  * given, and a proxy in front of an upstream may echo an Authorization header. Every such text
- * passes through here before a client or a log reads it (CONTRACT.md §6, §8).
+ * passes through here before a client or a log reads it.
  *
  * The shapes are the credentials' own, so ordinary error messages (model names, field paths,
  * token counts, request ids) pass unchanged; the tests hold real provider messages to that.
