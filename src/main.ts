@@ -7,6 +7,7 @@ import { isLongRunning } from './http/long-requests'
 import { ensureUpstreamConcurrency } from './http/upstream-concurrency'
 import { ConfigError, loadConfig, type Config } from './config'
 import { migrate } from './db/migrate'
+import { logEvent } from './observability/log'
 import { openConfiguredDatabase } from './db/open'
 import { createServices } from './services'
 import packageJson from '../package.json'
@@ -30,7 +31,7 @@ async function main(args: string[]): Promise<number> {
   if (command === 'serve') {
     const outcome = ensureUpstreamConcurrency(config.maxUpstreamConnections)
     if (outcome.kind === 'unavailable') {
-      console.error(JSON.stringify({ level: 'warn', message: `upstream requests stay limited to Bun's default (256 at once): ${outcome.reason}; set BUN_CONFIG_MAX_HTTP_REQUESTS=${config.maxUpstreamConnections} to lift it` }))
+      logEvent('warn', `upstream requests stay limited to Bun's default (256 at once): ${outcome.reason}; set BUN_CONFIG_MAX_HTTP_REQUESTS=${config.maxUpstreamConnections} to lift it`)
     }
   }
   const database = await openConfiguredDatabase(config)

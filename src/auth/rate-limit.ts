@@ -183,7 +183,7 @@ export class RateLimiter {
     if (error instanceof CounterUnavailableError) return
     if (now - this.lastWarning < WINDOW_MS) return
     this.lastWarning = now
-    console.error(JSON.stringify({ level: 'warn', message: 'rate-limit counter unreachable; requests pass unlimited', error: String(error) }))
+    logEvent('warn', 'rate-limit counter unreachable; requests pass unlimited', { error: error instanceof Error ? error.message : String(error) })
   }
 }
 

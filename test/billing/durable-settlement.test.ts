@@ -1,12 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { queryRows } from '../../src/db/rows'
 import { sql } from 'drizzle-orm'
-import { testDatabases, type FreshDatabase } from '../support/databases'
-import { interruptible, type InterruptibleDatabase } from '../support/interruptible-database'
-import { bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
+import { testDatabases } from '../support/databases'
+import { gatewaySuite } from '../support/gateway-suite'
+import { bearer } from '../support/gateway'
 import { expectBooksBalance } from '../support/ledger-checks'
-import { mockCatalogEnv } from '../support/mock-catalog'
-import { MockUpstream } from '../upstream/mock-upstream'
 
 /**
  * The database goes away while a call is being settled: the client still gets a whole answer
@@ -16,34 +14,18 @@ import { MockUpstream } from '../upstream/mock-upstream'
  */
 for (const kind of testDatabases) {
   describe(`durable settlement (${kind.kind})`, () => {
-    let database: FreshDatabase
-    let upstream: MockUpstream
-    let harness: TestGateway
-    let connection: InterruptibleDatabase
-    const outage = { start: () => connection.cut(), end: () => connection.restore() }
-
-    beforeAll(async () => {
-      upstream = new MockUpstream().start()
-      database = await kind.open()
-      connection = await interruptible(database)
-      harness = startGateway({ ...database, ...connection.handle }, { config: testConfig(mockCatalogEnv(upstream.baseUrl, upstream.baseUrl)) })
-    })
-    afterAll(async () => {
-      harness.services.close()
-      await connection.close()
-      upstream.stop()
-      await database.close()
-    }, 30_000)
+    const suite = gatewaySuite(kind, { interruptible: {} })
+    const outage = { start: () => suite.connection.cut(), end: () => suite.connection.restore() }
 
     const heldOn = async (accountId: string) => {
-      const [row] = await queryRows<{ held: string }>(database.db, sql`select held::text as held from wallets where owner_id = ${accountId} and kind = 'wallet'`)
+      const [row] = await queryRows<{ held: string }>(suite.database.db, sql`select held::text as held from wallets where owner_id = ${accountId} and kind = 'wallet'`)
       return BigInt(row?.held ?? '0')
     }
 
     test('a stream settled while the database is down: the client gets its cost, the charge lands when the database is back', async () => {
-      const { key, accountId } = await harness.key()
-      upstream.script({ text: 'one two three four five six seven', chunkDelayMs: 120, usage: { prompt_tokens: 40, completion_tokens: 7 } })
-      const response = await harness.gateway.handle(
+      const { key, accountId } = await suite.harness.key()
+      suite.upstream.script({ text: 'one two three four five six seven', chunkDelayMs: 120, usage: { prompt_tokens: 40, completion_tokens: 7 } })
+      const response = await suite.harness.gateway.handle(
         new Request('http://localhost/v1/chat/completions', {
           method: 'POST',
           headers: { ...bearer(key), 'content-type': 'application/json' },
@@ -66,24 +48,24 @@ for (const kind of testDatabases) {
         const payloads = text.split('\n\n').filter((event) => event.startsWith('data: ')).map((event) => event.slice(6))
         expect(payloads.at(-1)).toBe('[DONE]')
         expect(JSON.parse(payloads.at(-2)!).usage.cost).toBe(cost)
-        // Not settled yet: the hold is still open in the database.
+        // Not settled yet: the hold is still open in the suite.database.
         expect(await heldOn(accountId)).toBeGreaterThan(0n)
         await Bun.sleep(1500)
       } finally {
         outage.end()
       }
-      expect(await harness.services.holds.drain(30_000)).toBe(true)
+      expect(await suite.harness.services.holds.drain(30_000)).toBe(true)
       expect(await heldOn(accountId)).toBe(0n)
-      const ledger = (await harness.admin('GET', `/ledger?account_id=${accountId}`)).json.data as { kind: string; amount: number }[]
+      const ledger = (await suite.harness.admin('GET', `/ledger?account_id=${accountId}`)).json.data as { kind: string; amount: number }[]
       expect(ledger.map((entry) => entry.kind)).toEqual(['release', 'charge', 'hold', 'topup'])
       expect(ledger[1]!.amount).toBe((40 * 1 + 7 * 2) / 1e6)
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     }, 60_000)
 
     test('a release that fails during an outage is retried too: nothing is charged, the hold comes back', async () => {
-      const { key, accountId } = await harness.key()
-      upstream.script({ text: 'one two three four five six', chunkDelayMs: 120, cutAfterChunks: 3 })
-      const response = await harness.gateway.handle(
+      const { key, accountId } = await suite.harness.key()
+      suite.upstream.script({ text: 'one two three four five six', chunkDelayMs: 120, cutAfterChunks: 3 })
+      const response = await suite.harness.gateway.handle(
         new Request('http://localhost/v1/chat/completions', {
           method: 'POST',
           headers: { ...bearer(key), 'content-type': 'application/json' },
@@ -106,9 +88,9 @@ for (const kind of testDatabases) {
       } finally {
         outage.end()
       }
-      expect(await harness.services.holds.drain(30_000)).toBe(true)
-      expect(await harness.admin('GET', `/accounts/${accountId}`).then((reply) => reply.json.wallet)).toEqual({ balance: 100, held: 0, available: 100 })
-      await expectBooksBalance(database.db)
+      expect(await suite.harness.services.holds.drain(30_000)).toBe(true)
+      expect(await suite.harness.admin('GET', `/accounts/${accountId}`).then((reply) => reply.json.wallet)).toEqual({ balance: 100, held: 0, available: 100 })
+      await expectBooksBalance(suite.database.db)
     }, 60_000)
   })
 }

@@ -1,12 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { ServiceUnavailableError } from '../../src/errors/kinds'
 import { asGatewayError } from '../../src/errors/render'
-import { testDatabases, type FreshDatabase } from '../support/databases'
+import { testDatabases } from '../support/databases'
+import { gatewaySuite } from '../support/gateway-suite'
 import { expectError } from '../support/envelopes'
-import { interruptible, type InterruptibleDatabase } from '../support/interruptible-database'
-import { bearer, startGateway, testConfig, type Reply, type TestGateway } from '../support/gateway'
-import { mockCatalogEnv } from '../support/mock-catalog'
-import { MockUpstream } from '../upstream/mock-upstream'
+import { bearer, type Reply } from '../support/gateway'
 
 describe('database errors as the client sees them', () => {
   const withCode = (code: string) => Object.assign(new Error(`failed: ${code}`), { code })
@@ -41,29 +39,13 @@ describe('database errors as the client sees them', () => {
  */
 for (const kind of testDatabases) {
   describe(`database outage (${kind.kind})`, () => {
-    let database: FreshDatabase
-    let upstream: MockUpstream
-    let harness: TestGateway
-    let connection: InterruptibleDatabase
-    const outage = { start: () => connection.cut(), end: () => connection.restore() }
+    const suite = gatewaySuite(kind, { interruptible: { every: true } })
+    const outage = { start: () => suite.connection.cut(), end: () => suite.connection.restore() }
 
-    beforeAll(async () => {
-      upstream = new MockUpstream().start()
-      database = await kind.open()
-      connection = await interruptible(database, { every: true })
-      harness = startGateway({ ...database, ...connection.handle }, { config: testConfig(mockCatalogEnv(upstream.baseUrl, upstream.baseUrl)) })
-    })
-    afterAll(async () => {
-      harness.services.close()
-      await connection.close()
-      upstream.stop()
-      await database.close()
-    }, 30_000)
-
-    const chat = (key: string) => harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }] } })
+    const chat = (key: string) => suite.harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }] } })
     const messages = (key: string) =>
-      harness.call('POST', '/v1/messages', { headers: { 'x-api-key': key }, body: { model: 'anthropic/claude-test', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] } })
-    const wallet = (key: string) => harness.call('GET', '/v1/wallet', { headers: bearer(key) })
+      suite.harness.call('POST', '/v1/messages', { headers: { 'x-api-key': key }, body: { model: 'anthropic/claude-test', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] } })
+    const wallet = (key: string) => suite.harness.call('GET', '/v1/wallet', { headers: bearer(key) })
     const expectUnavailable = (reply: Reply, surface: 'openai' | 'messages' = 'openai') => {
       expectError(reply, 503, 'service_unavailable', surface)
       expect(reply.json.error.type).toBe('overloaded_error')
@@ -73,7 +55,7 @@ for (const kind of testDatabases) {
     /** The driver reconnects on its own; it is given a moment after the network returns. */
     const readyAgain = async (): Promise<Reply> => {
       for (let attempt = 0; ; attempt++) {
-        const ready = await harness.call('GET', '/v1/readyz')
+        const ready = await suite.harness.call('GET', '/v1/readyz')
         if (ready.status === 200 || attempt >= 50) return ready
         await Bun.sleep(100)
       }
@@ -81,10 +63,10 @@ for (const kind of testDatabases) {
 
     test('billable and wallet routes answer 503 with Retry-After, readiness 503; all recover when the database returns', async () => {
       // One key the gateway has just looked up (cached for a few seconds), one it has never seen.
-      const { key: known } = await harness.key()
-      const { key: unseen } = await harness.key()
+      const { key: known } = await suite.harness.key()
+      const { key: unseen } = await suite.harness.key()
       expect((await wallet(known)).status).toBe(200)
-      upstream.reset()
+      suite.upstream.reset()
       outage.start()
       try {
         expectUnavailable(await chat(known))
@@ -92,12 +74,12 @@ for (const kind of testDatabases) {
         expectUnavailable(await wallet(known))
         expectUnavailable(await wallet(unseen))
         expectUnavailable(await messages(known), 'messages')
-        const ready = await harness.call('GET', '/v1/readyz')
+        const ready = await suite.harness.call('GET', '/v1/readyz')
         expect(ready.status).toBe(503)
         expect(ready.json).toMatchObject({ status: 'not_ready', database: 'unreachable' })
         expect(ready.headers.get('retry-after')).not.toBeNull()
         // Nothing was sent upstream for calls that could not be held.
-        expect(upstream.received).toHaveLength(0)
+        expect(suite.upstream.received).toHaveLength(0)
       } finally {
         outage.end()
       }
@@ -109,7 +91,7 @@ for (const kind of testDatabases) {
     }, 60_000)
 
     test('an outage is not logged as a bug, request by request', async () => {
-      const { key } = await harness.key()
+      const { key } = await suite.harness.key()
       const traces: string[] = []
       const original = console.error
       console.error = (...parts: unknown[]) => void traces.push(parts.map(String).join(' '))

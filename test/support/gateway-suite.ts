@@ -2,6 +2,7 @@ import { afterAll, beforeAll } from 'bun:test'
 import { MockUpstream } from '../upstream/mock-upstream'
 import type { FreshDatabase, TestDatabase } from './databases'
 import { startGateway, testConfig, type TestGateway } from './gateway'
+import { interruptible, type InterruptibleDatabase } from './interruptible-database'
 import { mockCatalogEnv } from './mock-catalog'
 
 /** What one describe block works with: its own fresh database, a gateway on it, and a mock upstream the catalogue points at. */
@@ -9,27 +10,42 @@ export interface GatewaySuite {
   readonly database: FreshDatabase
   readonly harness: TestGateway
   readonly upstream: MockUpstream
+  /** With `interruptible`: the gateway's connection to its database, which the test can cut. */
+  readonly connection: InterruptibleDatabase
+}
+
+export interface GatewaySuiteOptions {
+  /** The gateway reaches its database through a connection the test can cut (interruptible-database.ts). */
+  interruptible?: { every?: boolean }
 }
 
 /**
  * Registers the set-up and tear-down of a GatewaySuite in the calling describe block: the
  * mock catalogue's providers all point at one mock upstream.
  */
-export function gatewaySuite(kind: TestDatabase): GatewaySuite {
+export function gatewaySuite(kind: TestDatabase, options: GatewaySuiteOptions = {}): GatewaySuite {
   let database: FreshDatabase | undefined
   let harness: TestGateway | undefined
+  let connection: InterruptibleDatabase | undefined
   const upstream = new MockUpstream()
   beforeAll(async () => {
     upstream.start()
     database = await kind.open()
-    harness = startGateway(database, { config: testConfig(mockCatalogEnv(upstream.baseUrl, upstream.baseUrl)) })
+    connection = options.interruptible ? await interruptible(database, options.interruptible) : undefined
+    harness = startGateway({ ...database, ...connection?.handle }, { config: testConfig(mockCatalogEnv(upstream.baseUrl, upstream.baseUrl)) })
   })
+  // Closing a Postgres pool whose connection a cut left behind can wait out its 5 s grace.
   afterAll(async () => {
     harness?.services.close()
+    await connection?.close()
     upstream.stop()
     await database?.close()
-  })
+  }, 30_000)
   return {
+    get connection() {
+      if (!connection) throw new Error('the suite was not made interruptible')
+      return connection
+    },
     get database() {
       if (!database) throw new Error('the suite has not started')
       return database
