@@ -71,9 +71,15 @@ function counted(statuses: (number | string)[]): string {
 /** `bun bench/attacks.ts image`: only the attacks whose name contains the word (and the baseline). */
 const only = process.argv[2]?.toLowerCase()
 
-async function measure(gateway: GatewayProcess, name: string, durationMs: number, attack: () => Promise<{ statuses: (number | string)[]; note?: string }>): Promise<Measured> {
+async function measure(
+  gateway: GatewayProcess,
+  name: string,
+  durationMs: number,
+  attack: () => Promise<{ statuses: (number | string)[]; note?: string }>,
+): Promise<Measured> {
   const pid = gateway.child.pid
-  if (only && !name.toLowerCase().includes(only) && !name.startsWith('baseline')) return { attack: name, statuses: 'skipped', p50: Number.NaN, p99: Number.NaN, samples: 0, peakMb: Number.NaN, growthMb: Number.NaN }
+  if (only && !name.toLowerCase().includes(only) && !name.startsWith('baseline'))
+    return { attack: name, statuses: 'skipped', p50: Number.NaN, p99: Number.NaN, samples: 0, peakMb: Number.NaN, growthMb: Number.NaN }
   const peakReset = resetPeak(pid)
   const startMb = statusMb(pid, 'VmRSS')
   const prober = Bun.spawn(['bun', import.meta.path, 'probe', gateway.url, String(durationMs)], { stdout: 'pipe', stderr: 'inherit' })
@@ -93,7 +99,9 @@ async function measure(gateway: GatewayProcess, name: string, durationMs: number
     note: [outcome.note, peakReset ? undefined : 'VmHWM could not be reset: peak since start'].filter(Boolean).join('; ') || undefined,
   }
   console.log(`\n### ${name}\n\n| healthz p50 | healthz p99 | samples | peak RSS (above start) | answers |\n| --- | --- | --- | --- | --- |`)
-  console.log(`| ${result.p50.toFixed(1)} ms | ${result.p99.toFixed(1)} ms | ${result.samples} | ${result.peakMb.toFixed(0)} MB (+${result.growthMb.toFixed(0)} MB) | ${result.statuses || '—'} |`)
+  console.log(
+    `| ${result.p50.toFixed(1)} ms | ${result.p99.toFixed(1)} ms | ${result.samples} | ${result.peakMb.toFixed(0)} MB (+${result.growthMb.toFixed(0)} MB) | ${result.statuses || '—'} |`,
+  )
   if (result.note) console.log(`\n${result.note}`)
   return result
 }
@@ -134,7 +142,12 @@ function imageBomb(): Uint8Array {
   header.set([8, 2, 0, 0, 0], 8)
   // 12,000 rows of 36,001 bytes (filter byte and RGB); zeros compress to about 410 KB.
   const pixels = deflateSync(Buffer.alloc(12_000 * 36_001), { level: 9 })
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', pixels), chunk('IEND', new Uint8Array())])
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', header),
+    chunk('IDAT', pixels),
+    chunk('IEND', new Uint8Array()),
+  ])
 }
 
 /** A multipart body of `parts` tiny parts, streamed in 64 KiB chunks with no Content-Length. */
@@ -160,7 +173,13 @@ function hugeForm(parts: number): ReadableStream<Uint8Array> {
  * `clients` raw connections each sending headers for a 1 MB body and then one byte every
  * `intervalMs`, for at most `durationMs`. Returns what each got back and when its connection closed.
  */
-async function trickle(url: URL, key: string, clients: number, intervalMs: number, durationMs: number): Promise<{ statuses: (number | string)[]; note: string }> {
+async function trickle(
+  url: URL,
+  key: string,
+  clients: number,
+  intervalMs: number,
+  durationMs: number,
+): Promise<{ statuses: (number | string)[]; note: string }> {
   const started = performance.now()
   const closedAt: number[] = []
   const answers: (number | string)[] = []
@@ -186,7 +205,9 @@ async function trickle(url: URL, key: string, clients: number, intervalMs: numbe
           error() {},
         },
       }).then((socket) => {
-        socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{`)
+        socket.write(
+          `POST /v1/chat/completions HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{`,
+        )
         return socket
       })
     }),
@@ -263,15 +284,28 @@ async function main(): Promise<void> {
     results.push(await measure(gateway, 'baseline: no attack', 2_000, async () => ({ statuses: [] })))
 
     const deep = '['.repeat(100_000) + ']'.repeat(100_000)
-    results.push(await measure(gateway, 'deep JSON (100k `[`, zero-credit key), 2 at a time for 3 s', 3_500, async () => ({ statuses: await repeat(2, 3_000, () => post('/v1/chat/completions', broke, deep)) })))
-    results.push(await measure(gateway, 'deep JSON flood: 2 loops without pause for 3 s', 3_500, async () => ({ statuses: await repeat(2, 3_000, () => post('/v1/chat/completions', broke, deep), 0) })))
+    results.push(
+      await measure(gateway, 'deep JSON (100k `[`, zero-credit key), 2 at a time for 3 s', 3_500, async () => ({
+        statuses: await repeat(2, 3_000, () => post('/v1/chat/completions', broke, deep)),
+      })),
+    )
+    results.push(
+      await measure(gateway, 'deep JSON flood: 2 loops without pause for 3 s', 3_500, async () => ({
+        statuses: await repeat(2, 3_000, () => post('/v1/chat/completions', broke, deep), 0),
+      })),
+    )
 
     const bombPng = imageBomb()
     const video = JSON.stringify({ model: 'test/sora', prompt: 'a cat', image: `data:image/png;base64,${Buffer.from(bombPng).toString('base64')}` })
     results.push(
-      await measure(gateway, `image bomb (${Math.round(bombPng.length / 1024)} KB PNG declaring 12000x12000, family B), 2 at a time for 3 s`, 3_500, async () => ({
-        statuses: await repeat(2, 3_000, () => post('/v1/videos/generations', funded, video)),
-      })),
+      await measure(
+        gateway,
+        `image bomb (${Math.round(bombPng.length / 1024)} KB PNG declaring 12000x12000, family B), 2 at a time for 3 s`,
+        3_500,
+        async () => ({
+          statuses: await repeat(2, 3_000, () => post('/v1/videos/generations', funded, video)),
+        }),
+      ),
     )
 
     results.push(
@@ -285,10 +319,15 @@ async function main(): Promise<void> {
       })),
     )
 
-    results.push(await measure(gateway, '300 clients trickling a JSON body, 1 byte per 5 s, with a key', 16_000, () => trickle(new URL(base), funded, 300, 5_000, 15_000)))
+    results.push(
+      await measure(gateway, '300 clients trickling a JSON body, 1 byte per 5 s, with a key', 16_000, () => trickle(new URL(base), funded, 300, 5_000, 15_000)),
+    )
 
     console.log('\n## Summary\n\n| attack | healthz p50 | healthz p99 | peak RSS (above start) | answers |\n| --- | --- | --- | --- | --- |')
-    for (const result of results) console.log(`| ${result.attack} | ${result.p50.toFixed(1)} ms | ${result.p99.toFixed(1)} ms | ${result.peakMb.toFixed(0)} MB (+${result.growthMb.toFixed(0)} MB) | ${result.statuses || '—'} |`)
+    for (const result of results)
+      console.log(
+        `| ${result.attack} | ${result.p50.toFixed(1)} ms | ${result.p99.toFixed(1)} ms | ${result.peakMb.toFixed(0)} MB (+${result.growthMb.toFixed(0)} MB) | ${result.statuses || '—'} |`,
+      )
     console.log(`\n${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Bun ${Bun.version}, ${new Date().toISOString().slice(0, 10)}.`)
   } finally {
     await gateway?.stop().catch(() => 0)

@@ -8,6 +8,7 @@ import postgres from 'postgres'
 import { mockCatalogEnv } from '../test/support/mock-catalog'
 import { startProcess, type GatewayProcess } from '../test/support/process'
 import { checkBooks } from './books'
+import { benchUsage, writeUsageSection } from './usage'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64)
@@ -65,7 +66,15 @@ async function startGateway(env: Record<string, string>, logDir: string): Promis
   })
   const url = `http://127.0.0.1:${port}/`
   for (let attempt = 0; attempt < 200; attempt++) {
-    if ((await fetch(`${url}v1/readyz`).catch(() => undefined))?.ok) return { url, child, stop: async () => (child.kill(), child.exited) }
+    if ((await fetch(`${url}v1/readyz`).catch(() => undefined))?.ok)
+      return {
+        url,
+        child,
+        stop: async () => {
+          child.kill()
+          return child.exited
+        },
+      }
     await Bun.sleep(100)
   }
   throw new Error('a gateway did not become ready')
@@ -95,7 +104,12 @@ function parseDuration(text: string): number {
 
 async function wrk(target: Target, seconds: number): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
   const child = Bun.spawn(['wrk', '-t2', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', '-s', 'bench/post.lua', `${target.base}/chat/completions`], {
-    env: { ...process.env, BENCH_BODY: body(target.model, false), BENCH_KEY: target.key, ...(target.headers['x-portkey-custom-host'] ? { BENCH_CUSTOM_HOST: target.headers['x-portkey-custom-host'] } : {}) },
+    env: {
+      ...process.env,
+      BENCH_BODY: body(target.model, false),
+      BENCH_KEY: target.key,
+      ...(target.headers['x-portkey-custom-host'] ? { BENCH_CUSTOM_HOST: target.headers['x-portkey-custom-host'] } : {}),
+    },
     stdout: 'pipe',
   })
   const output = await new Response(child.stdout).text()
@@ -156,7 +170,16 @@ async function main(): Promise<void> {
     const embedded = await startGateway({ ...catalog, TOLLGATE_DATA_DIR: dataDir, TOLLGATE_ADMIN_TOKEN: ADMIN }, workDir)
     started.push(embedded)
     const embeddedAccount = await setUpAccount(embedded.url)
-    targets.push({ name: 'Tollgate, PGlite', gateway: embedded, base: `${embedded.url}v1`, key: embeddedAccount.key, accountId: embeddedAccount.accountId, model: 'test/cheap', headers: {}, database: { kind: 'pglite', dataDir } })
+    targets.push({
+      name: 'Tollgate, PGlite',
+      gateway: embedded,
+      base: `${embedded.url}v1`,
+      key: embeddedAccount.key,
+      accountId: embeddedAccount.accountId,
+      model: 'test/cheap',
+      headers: {},
+      database: { kind: 'pglite', dataDir },
+    })
 
     const databaseName = `tollgate_bench_${Date.now()}`
     const server = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} })
@@ -166,17 +189,49 @@ async function main(): Promise<void> {
     const shared = await startGateway({ ...catalog, DATABASE_URL: databaseUrl, TOLLGATE_ADMIN_TOKEN: ADMIN }, workDir)
     started.push(shared)
     const sharedAccount = await setUpAccount(shared.url)
-    targets.push({ name: 'Tollgate, Postgres', gateway: shared, base: `${shared.url}v1`, key: sharedAccount.key, accountId: sharedAccount.accountId, model: 'test/cheap', headers: {}, database: { kind: 'postgres', url: databaseUrl, name: databaseName } })
+    targets.push({
+      name: 'Tollgate, Postgres',
+      gateway: shared,
+      base: `${shared.url}v1`,
+      key: sharedAccount.key,
+      accountId: sharedAccount.accountId,
+      model: 'test/cheap',
+      headers: {},
+      database: { kind: 'postgres', url: databaseUrl, name: databaseName },
+    })
 
     const portkeyPort = await freePort()
-    const portkey = Bun.spawn(['node', 'bench/peer/node_modules/@portkey-ai/gateway/build/start-server.js', `--port=${portkeyPort}`, '--headless'], { stdout: 'ignore', stderr: 'ignore' })
-    const portkeyProcess: GatewayProcess = { url: `http://127.0.0.1:${portkeyPort}/`, child: portkey, stop: async () => (portkey.kill(), portkey.exited) }
+    const portkey = Bun.spawn(['node', 'bench/peer/node_modules/@portkey-ai/gateway/build/start-server.js', `--port=${portkeyPort}`, '--headless'], {
+      stdout: 'ignore',
+      stderr: 'ignore',
+    })
+    const portkeyProcess: GatewayProcess = {
+      url: `http://127.0.0.1:${portkeyPort}/`,
+      child: portkey,
+      stop: async () => {
+        portkey.kill()
+        return portkey.exited
+      },
+    }
     started.push(portkeyProcess)
     for (let i = 0; i < 100; i++) {
-      if (await fetch(portkeyProcess.url).then(() => true, () => false)) break
+      if (
+        await fetch(portkeyProcess.url).then(
+          () => true,
+          () => false,
+        )
+      )
+        break
       await Bun.sleep(100)
     }
-    targets.push({ name: 'Portkey gateway 1.15.2', gateway: portkeyProcess, base: `${portkeyProcess.url}v1`, key: 'none', model: 'cheap-upstream', headers: { 'x-portkey-provider': 'openai', 'x-portkey-custom-host': upstream } })
+    targets.push({
+      name: 'Portkey gateway 1.15.2',
+      gateway: portkeyProcess,
+      base: `${portkeyProcess.url}v1`,
+      key: 'none',
+      model: 'cheap-upstream',
+      headers: { 'x-portkey-provider': 'openai', 'x-portkey-custom-host': upstream },
+    })
 
     const results: Result[] = []
     for (const target of targets) {
@@ -201,7 +256,9 @@ async function main(): Promise<void> {
 /** Sections of BENCHMARKS.md that other benchmarks wrote (`bench/attacks.ts`: "Hostile input"): kept as they are. */
 function sectionsOfOthers(): string {
   if (!existsSync('BENCHMARKS.md')) return ''
-  const sections = readFileSync('BENCHMARKS.md', 'utf8').split(/^(?=## )/m).slice(1)
+  const sections = readFileSync('BENCHMARKS.md', 'utf8')
+    .split(/^(?=## )/m)
+    .slice(1)
   const others = sections.filter((section) => !section.startsWith('## Targets'))
   return others.length > 0 ? `\n${others.join('').trimEnd()}\n` : ''
 }
@@ -244,3 +301,5 @@ function report(results: Result[]): void {
 }
 
 await main()
+// The usage-summary scenario (bench/usage.ts) writes its own section of BENCHMARKS.md.
+writeUsageSection(await benchUsage())

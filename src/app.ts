@@ -1,103 +1,102 @@
-import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
-import { asGatewayError, renderError, surfaceOfPath } from './errors/render'
+import { asGatewayError, renderError, envelopeOfPath } from './errors/render'
 import { InvalidRequestError } from './errors/kinds'
 import { renderFrameworkError } from './http/error-handler'
 import { gatewayContext } from './http/gateway-context'
-import { RouteMethods } from './http/method-check'
-import { attachContext } from './http/request-context'
+import { EndpointMethods } from './http/method-check'
+import { attachContext, type RequestContext } from './http/request-context'
 import { logRequest, type LogSink } from './http/request-log'
-import { adminRoutes } from './routes/admin'
-import { messagesRoutes } from './routes/anthropic/messages'
-import { audioRoutes } from './routes/openai/audio'
-import { chatCompletionRoutes } from './routes/openai/chat-completions'
-import { embeddingsRoutes } from './routes/openai/embeddings'
-import { imagesRoutes } from './routes/openai/images'
-import { responsesRoutes } from './routes/openai/responses'
-import { videoRoutes } from './routes/openai/videos'
-import { healthRoutes } from './routes/openai/health'
-import { modelRoutes } from './routes/openai/models'
-import { pricingRoutes } from './routes/openai/pricing'
-import { walletRoutes } from './routes/openai/wallet'
+import { adminEndpoints } from './endpoints/admin'
+import { consoleEndpoints } from './endpoints/console'
+import { healthEndpoints } from './endpoints/health'
+import { metricsEndpoint } from './endpoints/metrics'
+import { modelEndpoints } from './endpoints/models'
+import { pricingEndpoint } from './endpoints/pricing'
+import { swaggerEndpoints } from './endpoints/swagger'
+import { walletEndpoint } from './endpoints/wallet'
+import { usageEndpoint } from './endpoints/usage'
+import { metricsSink } from './observability/metrics'
+import { CLIENT_CLOSED_STATUS, outcomeOfStatus, RequestRecord } from './observability/request-record'
+import { Tracing } from './observability/tracing'
 import type { Services } from './services'
+import { surfaceEndpoints } from './surfaces'
 import { newId } from './util/ids'
 
 export interface Gateway {
   /** Serves one request: what Bun.serve calls, and what tests call. */
   handle(request: Request): Promise<Response>
-  /** Every route the app serves, for the route-rule checks. */
-  routes: readonly { method: string; path: string }[]
+  /** Every endpoint the app serves, for the endpoint-rule checks. */
+  endpoints: readonly { method: string; path: string }[]
+  /** Exports the trace spans still queued (at most `timeoutMs`); for shutdown, after the last request ended. Resolves at once when tracing is off. */
+  flushTraces(timeoutMs?: number): Promise<void>
 }
 
 export function createApp(services: Services, options: { log?: LogSink; version?: string } = {}): Gateway {
   const context = gatewayContext(services)
-  // Without TOLLGATE_ADMIN_TOKEN the admin API does not exist (CONTRACT.md §4): its routes are
+  const tracing = Tracing.fromConfig(services.config.traces, options.version ?? 'dev', (name) => services.catalog.provider(name))
+  // Without TOLLGATE_ADMIN_TOKEN the admin API does not exist (docs/operations.md#admin-api): its endpoints are
   // not registered, so every method on every /admin path is the router's plain 404 (no 405
-  // naming the methods), and /swagger documents neither the routes nor the admin token.
+  // naming the methods), and /swagger documents neither the endpoints nor the admin token.
   const adminEnabled = Boolean(services.config.adminToken)
-  let methods = new RouteMethods([])
+  let methods = new EndpointMethods([])
   // Find the path after the scheme, not 11 characters in: a short Host (`http://llm/v1/...`) would
   // otherwise lose the start of its path. The gateway itself speaks plain HTTP.
   const app = new Elysia({ handler: { standardHostname: false } })
-    .use(
-      openapi({
-        path: '/swagger',
-        documentation: {
-          info: {
-            title: 'Tollgate',
-            version: options.version ?? 'dev',
-            description: 'A billing and routing gateway in front of model providers. Send `Authorization: Bearer <API key>`.',
-          },
-          components: {
-            securitySchemes: {
-              apiKey: { type: 'http', scheme: 'bearer', description: 'tollgate_sk_prod_… / tollgate_sk_dev_… or a user access token' },
-              ...(adminEnabled ? { adminToken: { type: 'http' as const, scheme: 'bearer', description: 'TOLLGATE_ADMIN_TOKEN' } } : {}),
-            },
-          },
-          security: [{ apiKey: [] }],
-        },
-      }),
-    )
+    .use(swaggerEndpoints({ version: options.version ?? 'dev', adminEnabled }))
     .onError(({ code, error, request }) => renderFrameworkError(code, error, request, methods))
     .use(context)
     // Coding agents probe the base URL before their first call (Claude Code sends HEAD
-    // /api/hello); the router answers HEAD for every GET route.
+    // /api/hello); the router answers HEAD for every GET endpoint.
     .get('/', () => ({ name: 'tollgate', docs: '/swagger' }), { detail: { hide: true } })
     .get('/api/hello', () => ({ name: 'tollgate' }), { detail: { hide: true } })
-    .use(healthRoutes(services))
-    .use(modelRoutes(context, services))
-    .use(walletRoutes(context, services))
-    .use(pricingRoutes(context, services))
-    .use(chatCompletionRoutes(context, services))
-    .use(messagesRoutes(context, services))
-    .use(embeddingsRoutes(context, services))
-    .use(imagesRoutes(context, services))
-    .use(audioRoutes(context, services))
-    .use(videoRoutes(context, services))
-    .use(responsesRoutes(context, services))
-    .use(adminEnabled ? adminRoutes(context, services) : new Elysia({ name: 'routes/admin-disabled' }))
-  methods = new RouteMethods(app.routes)
+    .use(healthEndpoints(services))
+    .use(metricsEndpoint(services))
+    .use(modelEndpoints(context, services))
+    .use(walletEndpoint(context, services))
+    .use(usageEndpoint(context, services))
+    .use(pricingEndpoint(context, services))
+    .use(surfaceEndpoints(context, services))
+    .use(adminEnabled ? adminEndpoints(context, services) : new Elysia({ name: 'endpoints/admin-disabled' }))
+    .use(adminEnabled ? consoleEndpoints(services) : new Elysia({ name: 'endpoints/console-disabled' }))
+  methods = new EndpointMethods(app.routes)
+  const metrics = metricsSink((id) => services.catalog.model(id) !== undefined || services.catalog.alias(id) !== undefined)
 
   return {
-    routes: app.routes.map((route) => ({ method: route.method, path: route.path })),
+    endpoints: app.routes.map((endpoint) => ({ method: endpoint.method, path: endpoint.path })),
+    flushTraces: async (timeoutMs) => tracing?.flush(timeoutMs),
     async handle(request) {
-      const startedAt = performance.now()
       const requestId = newId('req')
-      const requestContext = { requestId }
+      const record: RequestRecord = new RequestRecord(requestId, request.method, {
+        streamOpened: (opened) => metrics.streamOpened(opened),
+        finished: (finished) => {
+          logRequest(options.log, finished, requestContext.caller, services.config.logLevel)
+          metrics.finished(finished)
+          tracing?.finished(finished)
+        },
+      })
+      const requestContext: RequestContext = { requestId, record }
       attachContext(request, requestContext)
       const pathname = pathOf(request)
-      const surface = surfaceOfPath(pathname ?? '/')
+      record.pathTemplate = methods.template(pathname ?? '/')
+      record.trace = tracing?.contextFor(request.headers, record.pathTemplate)
+      const envelope = envelopeOfPath(pathname ?? '/')
       let response: Response
       try {
         if (pathname === undefined) throw new InvalidRequestError('The request URL is malformed (check the Host header).')
         response = await app.handle(request)
       } catch (error) {
-        response = renderError(asGatewayError(error), surface)
+        response = renderError(asGatewayError(error, requestId), envelope)
       }
       // The Anthropic SDKs read the id from `request-id` (Anthropic's own header: `_request_id`
       // on results, `requestID` on errors); it also replaces any a native upstream's answer carried.
-      response = withHeaders(response, surface === 'messages' ? { 'x-request-id': requestId, 'request-id': requestId } : { 'x-request-id': requestId })
-      logRequest(options.log, request, response, requestContext, performance.now() - startedAt, methods.template(pathname ?? '/'))
+      response = withHeaders(response, envelope === 'messages' ? { 'x-request-id': requestId, 'request-id': requestId } : { 'x-request-id': requestId })
+      // A stream ends with its last byte (the relay finishes its record); anything else ends here.
+      // A client that left before its answer was ready never reads it, whatever failure its
+      // leaving caused (the upstream call is aborted with it): 499, not that failure's 502.
+      if (!record.isStreaming) {
+        if (request.signal.aborted) record.finish(CLIENT_CLOSED_STATUS, 'client_closed')
+        else record.finish(response.status, outcomeOfStatus(response.status))
+      }
       return response
     },
   }

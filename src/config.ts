@@ -4,29 +4,51 @@ import { Value } from '@sinclair/typebox/value'
 import { creditsToMicros } from './billing/money'
 import { builtinCatalog } from './catalog/builtin'
 import { MAX_FETCH_CONCURRENCY } from './http/upstream-concurrency'
+import { LOG_LEVELS, logLevelOf, type LogLevel } from './observability/log'
+import { adapterFor } from './providers/registry'
 import { pointerToPath } from './util/json-pointer'
 import { describeSchemaError } from './util/schema-errors'
 import { CatalogFileSchema, type AliasEntry, type CatalogFile, type ModelEntry, type ProviderEntry } from './catalog/catalog-schema'
 
-/** Everything the gateway reads from outside, checked once at start (CONTRACT.md §1–2). */
+/** Everything the gateway reads from outside, checked once at start (docs/configuration.md#configuration). */
 export interface Config {
   host: string
   port: number
   databaseUrl: string | undefined
   dataDir: string
   adminToken: string | undefined
+  /** Reads GET /metrics (so does the admin token); without either, /metrics does not exist (docs/operations.md#metrics). */
+  metricsToken: string | undefined
   oidc: OidcConfig | undefined
   redisUrl: string | undefined
-  /** How long a hold outlives its process's last heartbeat (CONTRACT.md §5.6). */
+  /** How long a hold outlives its process's last heartbeat (docs/billing.md#the-sweep). */
   holdTtlMs: number
   /**
    * How many upstream requests `fetch` may run at once (Bun's `BUN_CONFIG_MAX_HTTP_REQUESTS`,
    * 256 by default): each relayed stream holds one for its whole length.
    */
   maxUpstreamConnections: number
+  /** The least severe log line written (docs/operations.md#logs). */
+  logLevel: LogLevel
+  /** After SIGTERM or SIGINT, how long the listener keeps serving while readiness says 503 (docs/operations.md#shutdown). */
+  drainMs: number
+  /** After the listener closes, how long requests and streams in flight may take to finish. */
+  shutdownTimeoutMs: number
+  /** The config file the catalogue came from; undefined: the built-in catalogue. */
+  configFile: string | undefined
   providers: Map<string, ProviderConfig>
   models: ModelEntry[]
   aliases: AliasEntry[]
+  /** Where spans are exported (OTLP over HTTP), when an OTLP endpoint is set (docs/operations.md#traces). */
+  traces: TracesConfig | undefined
+}
+
+export interface TracesConfig {
+  /** The full URL spans are posted to: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, or `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`. */
+  url: string
+  /** Sent with every export (a collector's API key): `OTEL_EXPORTER_OTLP_HEADERS`, overridden by `OTEL_EXPORTER_OTLP_TRACES_HEADERS`. */
+  headers: Record<string, string>
+  serviceName: string
 }
 
 export interface OidcConfig {
@@ -66,6 +88,7 @@ const EnvSchema = Type.Object({
   TOLLGATE_DATA_DIR: Type.Optional(Type.String({ minLength: 1 })),
   TOLLGATE_CONFIG: Type.Optional(Type.String({ minLength: 1 })),
   TOLLGATE_ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 1 })),
+  TOLLGATE_METRICS_TOKEN: Type.Optional(Type.String({ minLength: 1 })),
   TOLLGATE_OIDC_ISSUER: Type.Optional(Type.String({ pattern: '^https?://' })),
   TOLLGATE_OIDC_AUDIENCE: Type.Optional(Type.String({ minLength: 1 })),
   TOLLGATE_OIDC_JWKS_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
@@ -74,6 +97,14 @@ const EnvSchema = Type.Object({
   TOLLGATE_HOLD_TTL_SECONDS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,5}$' })),
   TOLLGATE_MAX_UPSTREAM_CONNECTIONS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,4}$' })),
   BUN_CONFIG_MAX_HTTP_REQUESTS: Type.Optional(Type.String()),
+  TOLLGATE_LOG_LEVEL: Type.Optional(Type.Union(LOG_LEVELS.map((level) => Type.Literal(level)))),
+  OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
+  OTEL_EXPORTER_OTLP_HEADERS: Type.Optional(Type.String()),
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: Type.Optional(Type.String()),
+  OTEL_SERVICE_NAME: Type.Optional(Type.String()),
+  TOLLGATE_DRAIN_SECONDS: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}(\\.[0-9]{1,3})?$' })),
+  TOLLGATE_SHUTDOWN_TIMEOUT_SECONDS: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}(\\.[0-9]{1,3})?$' })),
 })
 
 type Env = Record<string, string | undefined>
@@ -87,13 +118,14 @@ export function loadConfig(env: Env = process.env): Config {
 
   const maxUpstreamConnections = upstreamConnections(vars.TOLLGATE_MAX_UPSTREAM_CONNECTIONS, vars.BUN_CONFIG_MAX_HTTP_REQUESTS)
 
-  const catalog = loadCatalog(vars.TOLLGATE_CONFIG, set)
+  const { catalog, source } = loadCatalog(vars.TOLLGATE_CONFIG, set)
   return {
     host: vars.HOST ?? '127.0.0.1',
     port,
     databaseUrl: vars.DATABASE_URL,
     dataDir: vars.TOLLGATE_DATA_DIR ?? './data',
     adminToken: vars.TOLLGATE_ADMIN_TOKEN,
+    metricsToken: vars.TOLLGATE_METRICS_TOKEN,
     oidc: vars.TOLLGATE_OIDC_ISSUER
       ? {
           issuer: vars.TOLLGATE_OIDC_ISSUER,
@@ -105,10 +137,53 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: vars.REDIS_URL,
     holdTtlMs: Number(vars.TOLLGATE_HOLD_TTL_SECONDS ?? 120) * 1000,
     maxUpstreamConnections,
-    providers: resolveProviders(catalog.providers, set),
+    logLevel: logLevelOf(vars.TOLLGATE_LOG_LEVEL),
+    drainMs: Math.round(Number(vars.TOLLGATE_DRAIN_SECONDS ?? 5) * 1000),
+    shutdownTimeoutMs: Math.round(Number(vars.TOLLGATE_SHUTDOWN_TIMEOUT_SECONDS ?? 60) * 1000),
+    configFile: source === BUILTIN_SOURCE ? undefined : source,
+    providers: resolveProviders(catalog.providers, set, source),
     models: catalog.models,
     aliases: catalog.aliases ?? [],
+    traces: tracesConfig(vars),
   }
+}
+
+/**
+ * OpenTelemetry's standard exporter variables (the OTLP exporter specification): the
+ * signal-specific endpoint is used as it is, the general one gets `/v1/traces` appended.
+ */
+function tracesConfig(vars: Static<typeof EnvSchema>): TracesConfig | undefined {
+  const base = vars.OTEL_EXPORTER_OTLP_ENDPOINT
+  const url = vars.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base === undefined ? undefined : `${base.replace(/\/+$/, '')}/v1/traces`)
+  if (url === undefined) return undefined
+  return {
+    url,
+    headers: {
+      ...otlpHeaders(vars.OTEL_EXPORTER_OTLP_HEADERS, 'OTEL_EXPORTER_OTLP_HEADERS'),
+      ...otlpHeaders(vars.OTEL_EXPORTER_OTLP_TRACES_HEADERS, 'OTEL_EXPORTER_OTLP_TRACES_HEADERS'),
+    },
+    serviceName: vars.OTEL_SERVICE_NAME ?? 'tollgate',
+  }
+}
+
+/** `name=value,name=value`, values percent-encoded; the message never quotes a value (they are API keys). */
+function otlpHeaders(value: string | undefined, variable: string): Record<string, string> {
+  const headers: Record<string, string> = {}
+  for (const pair of (value ?? '').split(',')) {
+    if (pair.trim() === '') continue
+    const separator = pair.indexOf('=')
+    const name = pair.slice(0, separator).trim().toLowerCase()
+    let decoded: string | undefined
+    try {
+      decoded = decodeURIComponent(pair.slice(separator + 1).trim())
+    } catch {
+      decoded = undefined
+    }
+    if (separator <= 0 || !/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name) || decoded === undefined || /[\r\n]/.test(decoded))
+      throw new ConfigError(`environment: ${variable} must be a list of name=value pairs separated by commas`)
+    headers[name] = decoded
+  }
+  return headers
 }
 
 /** Enough for ten thousand streams relayed at once; more costs file descriptors and little else. */
@@ -124,9 +199,12 @@ function upstreamConnections(tollgateValue: string | undefined, bunValue: string
   return wanted
 }
 
-function loadCatalog(explicitPath: string | undefined, env: Env): CatalogFile {
+const BUILTIN_SOURCE = 'built-in catalogue'
+
+/** The catalogue, and where it came from for messages about it. */
+function loadCatalog(explicitPath: string | undefined, env: Env): { catalog: CatalogFile; source: string } {
   const path = explicitPath ?? (existsSync('./tollgate.json') ? './tollgate.json' : undefined)
-  if (!path) return builtinCatalog(env)
+  if (!path) return { catalog: builtinCatalog(env), source: BUILTIN_SOURCE }
   let text: string
   try {
     text = readFileSync(path, 'utf8')
@@ -141,7 +219,7 @@ function loadCatalog(explicitPath: string | undefined, env: Env): CatalogFile {
   }
   const catalog = check(CatalogFileSchema, parsed, path, pointerToPath)
   checkReferences(catalog, path)
-  return catalog
+  return { catalog, source: path }
 }
 
 /** What the schema cannot say: references between entries and unique ids. */
@@ -162,8 +240,9 @@ function checkReferences(catalog: CatalogFile, file: string): void {
       if (creditsToMicros(price) === undefined) fail(`models[${index}].pricing.${unit}`, 'prices have at most 6 decimals')
     }
     if (model.type === 'video' && !model.videoFamily) fail(`models[${index}].videoFamily`, 'video models need "A" or "B"')
-    // Family B's lengths are fixed by its API (4, 8, 12; CONTRACT.md §7): only family A lists its own.
-    if (model.videoDurations && (model.type !== 'video' || model.videoFamily !== 'A')) fail(`models[${index}].videoDurations`, 'only family A video models list their durations')
+    // Family B's lengths are fixed by its API (4, 8, 12; docs/configuration.md#video-models): only family A lists its own.
+    if (model.videoDurations && (model.type !== 'video' || model.videoFamily !== 'A'))
+      fail(`models[${index}].videoDurations`, 'only family A video models list their durations')
   })
   const chatModels = new Set(catalog.models.filter((model) => model.type === 'chat').map((model) => model.id))
   catalog.aliases?.forEach((alias, index) => {
@@ -173,22 +252,22 @@ function checkReferences(catalog: CatalogFile, file: string): void {
       if (!chatModels.has(target)) fail(`aliases[${index}].targets[${targetIndex}]`, `"${target}" is not a chat model of this catalogue`)
     })
   })
-  for (const [name, provider] of Object.entries(catalog.providers)) {
-    if (provider.api === 'vertex' && (!provider.project || !provider.location)) {
-      fail(`providers.${name}`, 'vertex providers need "project" and "location"')
-    }
-  }
 }
 
-function resolveProviders(entries: Record<string, ProviderEntry>, env: Env): Map<string, ProviderConfig> {
+/**
+ * Each entry with its credential, defaults and a `baseUrl` without trailing slashes (adapters
+ * append paths to it as it is), checked by its API's adapter for what that API requires.
+ */
+function resolveProviders(entries: Record<string, ProviderEntry>, env: Env, source: string): Map<string, ProviderConfig> {
   const providers = new Map<string, ProviderConfig>()
   for (const [name, entry] of Object.entries(entries)) {
     const credentialEnv = entry.api === 'vertex' ? entry.accessTokenEnv : entry.apiKeyEnv
     const credential = entry.apiKey ?? (credentialEnv ? env[credentialEnv] : undefined)
     const serviceAccount = entry.serviceAccountKeyFile ? readServiceAccount(entry.serviceAccountKeyFile, `providers.${name}.serviceAccountKeyFile`) : undefined
     const needsCredential = entry.apiKey !== undefined || credentialEnv !== undefined || serviceAccount !== undefined
-    providers.set(name, {
+    const provider: ProviderConfig = {
       ...entry,
+      baseUrl: entry.baseUrl.replace(/\/+$/, ''),
       name,
       credential,
       serviceAccount,
@@ -197,7 +276,10 @@ function resolveProviders(entries: Record<string, ProviderEntry>, env: Env): Map
       timeoutMs: entry.timeoutMs ?? 600_000,
       jobTimeoutMs: entry.jobTimeoutMs ?? 900_000,
       streamIdleTimeoutMs: entry.streamIdleTimeoutMs ?? 120_000,
-    })
+    }
+    const [problem] = adapterFor(provider).checkConfig(provider)
+    if (problem) throw new ConfigError(`${source}: providers.${name}${problem.field ? `.${problem.field}` : ''}: ${problem.message}`)
+    providers.set(name, provider)
   }
   return providers
 }

@@ -7,31 +7,40 @@ import { isLongRunning } from './http/long-requests'
 import { ensureUpstreamConcurrency } from './http/upstream-concurrency'
 import { ConfigError, loadConfig, type Config } from './config'
 import { migrate } from './db/migrate'
+import { drainAndStop } from './lifecycle/shutdown'
+import { reloadCatalog } from './lifecycle/reload'
 import { logEvent } from './observability/log'
+import { logStartSummary } from './lifecycle/start-summary'
 import { openConfiguredDatabase } from './db/open'
 import { createServices } from './services'
+import { runDemo } from './demo/run-demo'
 import packageJson from '../package.json'
 
 const USAGE = `usage: tollgate [serve]          serve the gateway (default)
        tollgate migrate          apply database migrations and exit
        tollgate admin <command>  run an admin operation on the database
+       tollgate demo             serve a throwaway demo: a local echo provider and a funded key, no account needed
        tollgate --version`
 
 async function main(args: string[]): Promise<number> {
   const [command = 'serve', ...rest] = args
   if (command === '--version' || command === 'version') return print(packageJson.version)
   if (command === '--help' || command === 'help') return print(`${USAGE}\n\n${adminUsage()}`)
-  if (!['serve', 'migrate', 'admin'].includes(command)) {
+  if (!['serve', 'migrate', 'admin', 'demo'].includes(command)) {
     console.error(USAGE)
     return 2
   }
+  if (command === 'demo') return runDemo(process.env, serve, (text) => console.log(text))
   const config = loadConfig()
   if (command === 'admin' && rest.length === 0) return print(adminUsage(), 2)
   // Before anything opens a file or a socket: this may replace the process (see the module).
   if (command === 'serve') {
     const outcome = ensureUpstreamConcurrency(config.maxUpstreamConnections)
     if (outcome.kind === 'unavailable') {
-      logEvent('warn', `upstream requests stay limited to Bun's default (256 at once): ${outcome.reason}; set BUN_CONFIG_MAX_HTTP_REQUESTS=${config.maxUpstreamConnections} to lift it`)
+      logEvent(
+        'warn',
+        `upstream requests stay limited to Bun's default (256 at once): ${outcome.reason}; set BUN_CONFIG_MAX_HTTP_REQUESTS=${config.maxUpstreamConnections} to lift it`,
+      )
     }
   }
   const database = await openConfiguredDatabase(config)
@@ -41,20 +50,43 @@ async function main(args: string[]): Promise<number> {
       await migrate(database.db)
       return print('migrations applied')
     }
-    return await runAdminCommand(rest, async () => createServices({ config, database }), (text) => console.log(text))
+    return await runAdminCommand(
+      rest,
+      async () => createServices({ config, database }),
+      (text) => console.log(text),
+    )
   } finally {
     await database.close()
   }
 }
 
-async function serve(config: Config, database: Awaited<ReturnType<typeof openConfiguredDatabase>>): Promise<number> {
+async function serve(config: Config, database: Awaited<ReturnType<typeof openConfiguredDatabase>>, onListening?: (url: URL) => void): Promise<number> {
   // A closed stdout (a supervisor gone) must not take the gateway down with it.
   process.stdout.on('error', () => {})
   const services = createServices({ config, database })
+  // Signals are handled before the listener opens (docs/operations.md#shutdown): SIGTERM and
+  // SIGINT drain, SIGHUP reloads the config (docs/operations.md#reload).
+  const log = bufferedLog((block) => process.stdout.write(block))
+  let draining = false
+  const shutdownSignal = new Promise<NodeJS.Signals>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (draining) exitNow(signal, log)
+      draining = true
+      resolve(signal)
+    }
+    process.on('SIGINT', onSignal)
+    process.on('SIGTERM', onSignal)
+  })
+  process.on('SIGHUP', () => {
+    logEvent('info', 'SIGHUP: reloading the config')
+    reloadCatalog(services)
+  })
+  // Bun installs signal handlers on a later turn of the event loop: a signal sent the moment the
+  // listening line appears would otherwise still kill the process outright.
+  await new Promise((resolve) => setImmediate(resolve))
   // An embedded database has no other process: every open hold at start is a crashed run's.
   if (database.kind === 'pglite') await services.sweeper.expire({ everyOpenHold: true })
   services.sweeper.start()
-  const log = bufferedLog((block) => process.stdout.write(block))
   const gateway = createApp(services, {
     log,
     version: packageJson.version,
@@ -71,17 +103,24 @@ async function serve(config: Config, database: Awaited<ReturnType<typeof openCon
     maxRequestBodySize: SERVER_BODY_LIMIT,
   })
   console.log(JSON.stringify({ level: 'info', message: 'listening', url: server.url.href, database: database.kind }))
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve)
-    process.once('SIGTERM', resolve)
-  })
-  await server.stop()
-  // Settlements still being retried (a database blip at the end of a call) get a last chance to land.
-  await services.holds.drain(10_000)
+  logStartSummary({ version: packageJson.version, config, listen: server.url.href })
+  onListening?.(server.url)
+  const signal = await shutdownSignal
+  await drainAndStop(signal, server, services, config)
+  // Spans of the last requests still queued for the trace collector get their chance to go out.
+  await gateway.flushTraces()
   log.flush()
   services.close()
   await database.close()
+  logEvent('info', 'exit', { code: 0 })
   return 0
+}
+
+/** A second signal is an operator who will not wait: exit now, the sweep releases what was held. */
+function exitNow(signal: NodeJS.Signals, log: { flush(): void }): never {
+  logEvent('warn', 'second signal during the drain: exiting now, requests in flight are cut and their holds lapse to the sweep', { signal })
+  log.flush()
+  process.exit(signal === 'SIGINT' ? 130 : 143)
 }
 
 function print(text: string, code = 0): number {

@@ -1,15 +1,16 @@
 import { ApiKeyStore } from './auth/api-keys'
 import { Authenticator } from './auth/authenticate'
+import { PayerDirectory } from './auth/payer-directory'
 import { MemoryHitCounter, RateLimiter, RedisHitCounter } from './auth/rate-limit'
 import { UserStore } from './auth/users'
 import { UserTokenVerifier, type UserTokenOptions } from './auth/user-tokens'
 import { HoldBook } from './billing/hold-book'
-import { PayerDirectory } from './billing/payer'
 import { HoldSweeper } from './billing/sweeper'
 import { Catalog } from './catalog/catalog'
 import { CustomModelStore } from './catalog/custom-models'
 import type { Config } from './config'
 import type { Database, DatabaseHandle } from './db/client'
+import { Readiness } from './lifecycle/readiness'
 import { newId } from './util/ids'
 
 export interface ServiceOptions {
@@ -22,10 +23,19 @@ export interface ServiceOptions {
 
 /** Everything a handler may call, built once per process. Handlers get these, never the framework. */
 export interface Services {
-  config: Config
+  /** The configuration as last loaded: `reloadCatalog` replaces its catalogue part. */
+  readonly config: Config
   db: Database
   now: () => number
-  catalog: Catalog
+  /**
+   * The catalogue new requests see. Read it when a request starts using it, never keep it
+   * across requests: a reload replaces it, and a request keeps the entries it already read.
+   */
+  readonly catalog: Catalog
+  /** Takes a reloaded config's providers, models and aliases for new requests (docs/operations.md#reload). */
+  reloadCatalog(next: Pick<Config, 'providers' | 'models' | 'aliases' | 'configFile'>): void
+  /** False from the first shutdown signal on: `/v1/readyz` answers 503. */
+  readiness: Readiness
   keys: ApiKeyStore
   users: UserStore
   customModels: CustomModelStore
@@ -54,11 +64,22 @@ export function createServices(options: ServiceOptions): Services {
   })
   const counter = options.config.redisUrl ? new RedisHitCounter(options.config.redisUrl) : new MemoryHitCounter(now)
   const rateLimiter = new RateLimiter(counter, now)
+  // One object swapped whole, so a reader never sees a new config with an old catalogue.
+  let current = { config: options.config, catalog: new Catalog(options.config) }
   return {
-    config: options.config,
+    get config() {
+      return current.config
+    },
     db,
     now,
-    catalog: new Catalog(options.config),
+    get catalog() {
+      return current.catalog
+    },
+    reloadCatalog(next) {
+      const config: Config = { ...current.config, providers: next.providers, models: next.models, aliases: next.aliases, configFile: next.configFile }
+      current = { config, catalog: new Catalog(config, current.catalog.created) }
+    },
+    readiness: new Readiness(),
     keys,
     users,
     customModels: new CustomModelStore(db),

@@ -55,7 +55,7 @@ describe('environment', () => {
 })
 
 describe('built-in catalogue', () => {
-  test('a provider\'s models are listed only once its credential is set', () => {
+  test("a provider's models are listed only once its credential is set", () => {
     const none = new Catalog(loadConfig({}))
     expect(none.listModels()).toEqual([])
     expect(none.listAliases()).toEqual([])
@@ -66,7 +66,18 @@ describe('built-in catalogue', () => {
   })
   test('covers the major vendors with real list prices', () => {
     const all = new Catalog(
-      loadConfig({ OPENAI_API_KEY: 'k', ANTHROPIC_API_KEY: 'k', GEMINI_API_KEY: 'k', GROQ_API_KEY: 'k', MISTRAL_API_KEY: 'k', DEEPSEEK_API_KEY: 'k', OPENROUTER_API_KEY: 'k', OLLAMA_BASE_URL: 'http://127.0.0.1:11434/v1', VERTEX_PROJECT: 'p', VERTEX_ACCESS_TOKEN: 't' }),
+      loadConfig({
+        OPENAI_API_KEY: 'k',
+        ANTHROPIC_API_KEY: 'k',
+        GEMINI_API_KEY: 'k',
+        GROQ_API_KEY: 'k',
+        MISTRAL_API_KEY: 'k',
+        DEEPSEEK_API_KEY: 'k',
+        OPENROUTER_API_KEY: 'k',
+        OLLAMA_BASE_URL: 'http://127.0.0.1:11434/v1',
+        VERTEX_PROJECT: 'p',
+        VERTEX_ACCESS_TOKEN: 't',
+      }),
     )
     const vendors = new Set(all.listModels().map((model) => model.id.split('/')[0]))
     expect([...vendors].sort()).toEqual(['anthropic', 'deepseek', 'google', 'groq', 'mistral', 'ollama', 'openai', 'openrouter'])
@@ -91,13 +102,26 @@ describe('config file', () => {
     expect(catalog.listModels().map((model) => model.id)).toEqual(['acme/local'])
     expect(catalog.listAliases().map((alias) => alias.id)).toEqual(['tollgate/best'])
     const withKey = loadConfig({ ...withFile(validFile), MAIN_KEY: 'secret' })
-    expect(withKey.providers.get('main')).toMatchObject({ credential: 'secret', configured: true, pollIntervalMs: 5000, jobTimeoutMs: 900_000, streamIdleTimeoutMs: 120_000 })
+    expect(withKey.providers.get('main')).toMatchObject({
+      credential: 'secret',
+      configured: true,
+      pollIntervalMs: 5000,
+      jobTimeoutMs: 900_000,
+      streamIdleTimeoutMs: 120_000,
+    })
     expect(new Catalog(withKey).listModels()).toHaveLength(2)
   })
-  test('provider timeouts and a family A model\'s clip lengths are read from the file', () => {
+  test("provider timeouts and a family A model's clip lengths are read from the file", () => {
     const file = structuredClone(validFile) as any
     file.providers.main = { ...file.providers.main, streamIdleTimeoutMs: 30_000, jobTimeoutMs: 60_000 }
-    file.models.push({ id: 'acme/clip', type: 'video', videoFamily: 'A', videoDurations: [5, 10], routes: [{ provider: 'main', model: 'v' }], pricing: { videoSecond: 0.1 } })
+    file.models.push({
+      id: 'acme/clip',
+      type: 'video',
+      videoFamily: 'A',
+      videoDurations: [5, 10],
+      routes: [{ provider: 'main', model: 'v' }],
+      pricing: { videoSecond: 0.1 },
+    })
     const config = loadConfig(withFile(file))
     expect(config.providers.get('main')).toMatchObject({ streamIdleTimeoutMs: 30_000, jobTimeoutMs: 60_000 })
     expect(config.models.find((model) => model.id === 'acme/clip')?.videoDurations).toEqual([5, 10])
@@ -128,9 +152,14 @@ describe('config file', () => {
     expect(broken((file) => (file.aliases[0].targets = ['acme/missing']))).toContain('aliases[0].targets[0]')
     expect(broken((file) => (file.aliases[0].id = 'best'))).toContain('aliases[0].id')
     expect(broken((file) => (file.models[0].id = 'custom/x'))).toContain('reserved')
-    expect(broken((file) => file.models.push({ id: 'acme/clip', type: 'video', routes: [{ provider: 'main', model: 'v' }], pricing: {} }))).toContain('videoFamily')
+    expect(broken((file) => file.models.push({ id: 'acme/clip', type: 'video', routes: [{ provider: 'main', model: 'v' }], pricing: {} }))).toContain(
+      'videoFamily',
+    )
     expect(
-      broken((file) => (file.providers.vx = { api: 'vertex', baseUrl: 'http://127.0.0.1:9', project: 'p', location: 'l', serviceAccountKeyFile: join(dir, 'no-key.json') })),
+      broken(
+        (file) =>
+          (file.providers.vx = { api: 'vertex', baseUrl: 'http://127.0.0.1:9', project: 'p', location: 'l', serviceAccountKeyFile: join(dir, 'no-key.json') }),
+      ),
     ).toContain('providers.vx.serviceAccountKeyFile')
     expect(broken((file) => (file.providers.vx = { api: 'vertex', baseUrl: 'http://127.0.0.1:9' }))).toContain('providers.vx')
     expect(broken((file) => (file.providers.main.streamIdleTimeoutMs = 0))).toContain('providers.main.streamIdleTimeoutMs')

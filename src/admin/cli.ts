@@ -4,11 +4,18 @@ import { GatewayError } from '../errors/gateway-error'
 import { describeSchemaError } from '../util/schema-errors'
 import type { Services } from '../services'
 import { coerceText } from './coerce'
+import { AdminExport } from './export'
 import type { AdminInput, AdminOperation } from './operation'
 import { ADMIN_OPERATIONS } from './operations'
 
 /** `tollgate admin <words…> --flag value …`: the admin API's operations, run on the database directly. */
-export async function runAdminCommand(args: string[], services: () => Promise<Services>, out: (text: string) => void): Promise<number> {
+export async function runAdminCommand(
+  args: string[],
+  services: () => Promise<Services>,
+  out: (text: string) => void,
+  /** Where an export's text goes, as it is read (`tollgate admin ledger --format csv`). */
+  write: (chunk: string) => void = (chunk) => process.stdout.write(chunk),
+): Promise<number> {
   const firstFlag = args.findIndex((arg) => arg.startsWith('--'))
   const words = firstFlag < 0 ? args : args.slice(0, firstFlag)
   const flagArgs = firstFlag < 0 ? [] : args.slice(firstFlag)
@@ -25,7 +32,10 @@ export async function runAdminCommand(args: string[], services: () => Promise<Se
     return 2
   }
   try {
-    out(JSON.stringify(await operation.run(await services(), input), null, 2))
+    const result = await operation.run(await services(), input)
+    if (result instanceof AdminExport) {
+      for await (const chunk of result.chunks()) write(chunk)
+    } else out(JSON.stringify(result, null, 2))
     return 0
   } catch (error) {
     if (!(error instanceof GatewayError)) throw error
@@ -72,7 +82,11 @@ function toInput(operation: AdminOperation, flags: Record<string, string>): Admi
 export function adminUsage(): string {
   const lines = ADMIN_OPERATIONS.map((operation) => {
     const flags = [operation.params, operation.query, operation.body].flatMap((schema) =>
-      schema ? Object.keys(schema.properties).map((name) => (schema.required?.includes(name) ? `--${name.replaceAll('_', '-')} …` : `[--${name.replaceAll('_', '-')} …]`)) : [],
+      schema
+        ? Object.keys(schema.properties).map((name) =>
+            schema.required?.includes(name) ? `--${name.replaceAll('_', '-')} …` : `[--${name.replaceAll('_', '-')} …]`,
+          )
+        : [],
     )
     return `  tollgate admin ${operation.command.join(' ')} ${flags.join(' ')}\n      ${operation.summary}`
   })

@@ -2,13 +2,13 @@ import type { Static, TObject } from '@sinclair/typebox'
 import type { Services } from '../services'
 
 /**
- * One admin operation, served both as an HTTP route under /admin/v1 and as a
+ * One admin operation, served both as an HTTP endpoint under /admin/v1 and as a
  * `tollgate admin <command…>` CLI command, from the same schemas and the same code.
  */
 export interface AdminOperation {
   /** CLI words, e.g. ['keys', 'create']. */
   command: readonly string[]
-  method: 'GET' | 'POST'
+  method: 'GET' | 'POST' | 'PATCH'
   /** Relative to /admin/v1, with `:name` parameters. */
   path: string
   summary: string
@@ -29,7 +29,11 @@ export interface AdminInput {
 type Of<S extends TObject | undefined> = S extends TObject ? Static<S> : Record<string, never>
 
 /** Keeps each operation's `run` typed by its own schemas; the result is the erased shape above. */
-export function defineOperation<P extends TObject | undefined = undefined, Q extends TObject | undefined = undefined, B extends TObject | undefined = undefined>(
+export function defineOperation<
+  P extends TObject | undefined = undefined,
+  Q extends TObject | undefined = undefined,
+  B extends TObject | undefined = undefined,
+>(
   operation: Omit<AdminOperation, 'run' | 'params' | 'query' | 'body'> & {
     params?: P
     query?: Q

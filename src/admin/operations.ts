@@ -1,21 +1,19 @@
 import { Type } from '@sinclair/typebox'
-import { ALLOWED_MODEL_PATTERN } from '../auth/model-access'
-import { KEY_SCOPES } from '../auth/route-rules'
 import { createAccount, findAccount } from '../billing/accounts'
-import { listLedger } from '../billing/ledger'
-import { balanceView } from '../billing/money'
 import { creditWallet, ensureWallet, findWallet, type EntryParties } from '../billing/wallets'
 import type { PayerKind } from '../db/schema'
 import { CUSTOM_PREFIX } from '../catalog/custom-models'
 import { InvalidRequestError, NotFoundError } from '../errors/kinds'
 import type { Services } from '../services'
 import { defineOperation, type AdminOperation } from './operation'
-import { accountView, amountToMicros, keyView } from './views'
+import { KeyFields } from './key-fields'
+import { REPORTING_OPERATIONS } from './reporting-operations'
+import { USAGE_OPERATION } from './usage-operations'
+import { accountView, amountToMicros, keyView, parseTimestamp, walletView } from './views'
 
 const Id = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
 const Amount = Type.Number({ description: 'Credits, up to 6 decimals; negative for an adjustment down.' })
 const IdempotencyKey = Type.String({ minLength: 1, maxLength: 200, description: 'The same key twice applies once.' })
-const Timestamp = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}', description: 'ISO-8601 date and time' })
 
 async function requireAccount(services: Services, id: string, param?: string) {
   const found = await findAccount(services.db, id)
@@ -48,13 +46,7 @@ async function topUp(
     note: credit.note,
     parties,
   })
-  return balanceView(updated)
-}
-
-function parseTimestamp(value: string, param: string): Date {
-  const date = new Date(value)
-  if (Number.isNaN(date.getTime())) throw new InvalidRequestError(`${param} is not a valid ISO-8601 time.`, { param })
-  return date
+  return walletView(updated)
 }
 
 export const ADMIN_OPERATIONS: readonly AdminOperation[] = [
@@ -96,13 +88,13 @@ export const ADMIN_OPERATIONS: readonly AdminOperation[] = [
       account_id: Type.String({ minLength: 1 }),
       env: Type.Union([Type.Literal('prod'), Type.Literal('dev')]),
       name: Type.Optional(Type.String({ maxLength: 200 })),
-      scopes: Type.Optional(Type.Array(Type.Union(KEY_SCOPES.map((scope) => Type.Literal(scope))), { uniqueItems: true })),
-      allowed_models: Type.Optional(Type.Array(Type.String({ pattern: ALLOWED_MODEL_PATTERN }), { uniqueItems: true })),
-      monthly_quota: Type.Optional(Type.Number({ minimum: 0 })),
+      scopes: Type.Optional(KeyFields.scopes),
+      allowed_models: Type.Optional(KeyFields.allowed_models),
+      monthly_quota: Type.Optional(KeyFields.monthly_quota),
       allotment: Type.Optional(Type.Number({ minimum: 0 })),
-      expires_at: Type.Optional(Timestamp),
-      rpm: Type.Optional(Type.Integer({ minimum: 1 })),
-      tpm: Type.Optional(Type.Integer({ minimum: 1 })),
+      expires_at: Type.Optional(KeyFields.expires_at),
+      rpm: Type.Optional(KeyFields.rpm),
+      tpm: Type.Optional(KeyFields.tpm),
     }),
     status: 201,
     run: async (services, { body }) => {
@@ -180,7 +172,7 @@ export const ADMIN_OPERATIONS: readonly AdminOperation[] = [
       const user = await services.users.find(query.iss, query.sub)
       const wallet = user ? await findWallet(services.db, 'user_allotment', user.id) : undefined
       if (!wallet) throw new NotFoundError(`No user '${query.sub}' of issuer '${query.iss}'.`)
-      return balanceView(wallet)
+      return walletView(wallet)
     },
   }),
   defineOperation({
@@ -212,25 +204,7 @@ export const ADMIN_OPERATIONS: readonly AdminOperation[] = [
       return { id: `${CUSTOM_PREFIX}${row.name}`, account_id: row.accountId, base_model: row.baseModel, system: row.system, defaults: row.defaults }
     },
   }),
-  defineOperation({
-    command: ['ledger'],
-    method: 'GET',
-    path: '/ledger',
-    summary: 'Ledger entries, newest first',
-    query: Type.Object({
-      account_id: Type.Optional(Type.String()),
-      key_id: Type.Optional(Type.String()),
-      user_sub: Type.Optional(Type.String()),
-      request_id: Type.Optional(Type.String()),
-      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
-    }),
-    run: async (services, { query }) => ({
-      object: 'list',
-      data: await listLedger(
-        services.db,
-        { accountId: query.account_id, keyId: query.key_id, userSub: query.user_sub, requestId: query.request_id },
-        query.limit ?? 100,
-      ),
-    }),
-  }),
+  // Lists, key edits and the ledger (docs/operations.md#reporting).
+  ...REPORTING_OPERATIONS,
+  USAGE_OPERATION,
 ]

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import { randomToken } from '../util/ids'
 
 /**
- * API keys are `tollgate_sk_<env>_<secret>` (CONTRACT.md §3). The secret has 40 characters of
+ * API keys are `tollgate_sk_<env>_<secret>` (docs/api.md#credentials). The secret has 40 characters of
  * [0-9a-zA-Z] (about 238 bits), so a plain SHA-256 is a safe hash at rest: nothing here can be
  * guessed, so there is nothing for a slow hash to protect.
  */

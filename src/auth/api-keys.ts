@@ -1,7 +1,8 @@
-import { eq } from 'drizzle-orm'
-import { creditWallet, ensureWallet } from '../billing/wallets'
+import { and, desc, eq } from 'drizzle-orm'
+import { creditWallet, ensureWallet, type WalletRow } from '../billing/wallets'
 import type { Database } from '../db/client'
-import { apiKeys } from '../db/schema'
+import { createdAtText, olderThan, type TimeAndId } from '../db/keyset'
+import { apiKeys, wallets } from '../db/schema'
 import { InvalidApiKeyError } from '../errors/kinds'
 import { newId } from '../util/ids'
 import { generateApiKey, hashApiKey, keyHint, looksLikeApiKey, parseApiKey, sameHash, type KeyEnv } from './api-key-secret'
@@ -22,7 +23,18 @@ export interface NewApiKey {
   tpm?: number
 }
 
-/** Revocation must reach every instance within 5 s (CONTRACT.md §7), so nothing is cached longer. */
+/** What an admin may change on a key; null clears a limit. */
+export interface ApiKeyChanges {
+  name?: string | null
+  scopes?: string[] | null
+  allowedModels?: string[] | null
+  monthlyQuota?: bigint | null
+  rpm?: number | null
+  tpm?: number | null
+  expiresAt?: Date | null
+}
+
+/** Revocation (and any edit) must reach every instance within 5 s (docs/api.md#credentials), so nothing is cached longer. */
 const CACHE_TTL_MS = 5000
 const CACHE_MAX_ENTRIES = 10_000
 
@@ -84,11 +96,48 @@ export class ApiKeyStore {
     if (!existing) return undefined
     let row = existing
     if (!existing.revokedAt) {
-      const [updated] = await this.db.update(apiKeys).set({ revokedAt: new Date(this.now()) }).where(eq(apiKeys.id, id)).returning()
+      const [updated] = await this.db
+        .update(apiKeys)
+        .set({ revokedAt: new Date(this.now()) })
+        .where(eq(apiKeys.id, id))
+        .returning()
       row = updated ?? existing
     }
-    for (const [hash, entry] of this.cache) if (entry.row?.id === id) this.cache.delete(hash)
+    this.forget(id)
     return row
+  }
+
+  /**
+   * Applies an admin's edit: at once on this instance, whose cached lookups of the key are
+   * dropped, and within the cache's 5 s on other instances, like a revocation.
+   */
+  async update(id: string, changes: ApiKeyChanges): Promise<ApiKeyRow | undefined> {
+    if (Object.keys(changes).length === 0) return this.get(id)
+    const [row] = await this.db.update(apiKeys).set(changes).where(eq(apiKeys.id, id)).returning()
+    this.forget(id)
+    return row
+  }
+
+  /** Newest first, `limit` keys after `after`, of one account or of all, each with its allotment (docs/operations.md#reporting). */
+  async list(options: {
+    accountId?: string
+    limit: number
+    after?: TimeAndId
+  }): Promise<{ row: ApiKeyRow; allotment: WalletRow | null; position: TimeAndId }[]> {
+    const rows = await this.db
+      .select({ row: apiKeys, allotment: wallets, createdAt: createdAtText(apiKeys.createdAt) })
+      .from(apiKeys)
+      .leftJoin(wallets, and(eq(wallets.kind, 'key_allotment'), eq(wallets.ownerId, apiKeys.id)))
+      .where(
+        and(options.accountId === undefined ? undefined : eq(apiKeys.accountId, options.accountId), olderThan(apiKeys.createdAt, apiKeys.id, options.after)),
+      )
+      .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
+      .limit(options.limit)
+    return rows.map(({ row, allotment, createdAt }) => ({ row, allotment, position: { createdAt, id: row.id } }))
+  }
+
+  private forget(id: string): void {
+    for (const [hash, entry] of this.cache) if (entry.row?.id === id) this.cache.delete(hash)
   }
 
   /** The live key behind a presented credential, or InvalidApiKeyError. */

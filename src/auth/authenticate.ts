@@ -2,11 +2,11 @@ import { InvalidApiKeyError, KeyScopeError } from '../errors/kinds'
 import { looksLikeApiKey } from './api-key-secret'
 import type { ApiKeyRow, ApiKeyStore } from './api-keys'
 import type { RateLimiter } from './rate-limit'
-import type { RouteRule } from './route-rules'
+import type { EndpointRule } from './endpoint-rules'
 import type { UserRow, UserStore } from './users'
 import type { UserTokenVerifier } from './user-tokens'
 
-/** Who is calling: decided once per request from the route's rule and the headers. */
+/** Who is calling: decided once per request from the endpoint's rule and the headers. */
 export type Caller = { kind: 'anonymous' } | { kind: 'api-key'; key: ApiKeyRow } | { kind: 'user'; user: UserRow }
 
 const ANONYMOUS: Caller = { kind: 'anonymous' }
@@ -19,7 +19,7 @@ export class Authenticator {
     private readonly rateLimiter: RateLimiter,
   ) {}
 
-  async authenticate(rule: RouteRule, headers: Headers): Promise<Caller> {
+  async authenticate(rule: EndpointRule, headers: Headers): Promise<Caller> {
     if (rule.credentials === 'public') return ANONYMOUS
     const authorization = headers.get('authorization')
     const apiKeyHeader = headers.get('x-api-key')
@@ -31,7 +31,7 @@ export class Authenticator {
     } else if (rule.credentials === 'optional-bearer') {
       return ANONYMOUS
     } else if (apiKeyHeader !== null) {
-      throw new InvalidApiKeyError('This route takes its API key in "Authorization: Bearer <key>", not in x-api-key.')
+      throw new InvalidApiKeyError('This endpoint takes its API key in "Authorization: Bearer <key>", not in x-api-key.')
     } else {
       throw new InvalidApiKeyError('No credential was sent: use "Authorization: Bearer <key>".')
     }
@@ -42,9 +42,9 @@ export class Authenticator {
     return caller
   }
 
-  private async identify(credential: string, rule: RouteRule): Promise<Caller> {
+  private async identify(credential: string, rule: EndpointRule): Promise<Caller> {
     if (looksLikeApiKey(credential)) return { kind: 'api-key', key: await this.keys.verify(credential) }
-    if (rule.apiKeyOnly) throw new InvalidApiKeyError('This route needs an API key; user tokens are not accepted here.')
+    if (rule.apiKeyOnly) throw new InvalidApiKeyError('This endpoint needs an API key; user tokens are not accepted here.')
     const verified = await this.tokens.verify(credential)
     return { kind: 'user', user: await this.users.findOrCreate(verified.issuer, verified.subject) }
   }

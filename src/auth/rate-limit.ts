@@ -2,6 +2,7 @@ import { RedisClient } from 'bun'
 import type { ApiKeyRow } from './api-keys'
 import { RateLimitError } from '../errors/kinds'
 import { logEvent, type EventLevel } from '../observability/log'
+import { rateLimited } from '../observability/metrics'
 
 const WINDOW_MS = 60_000
 /** Counters outlive their minute slightly, so a late write never resurrects an expired one. */
@@ -25,7 +26,10 @@ export class MemoryHitCounter implements HitCounter {
     const now = this.now()
     if (this.counts.size > 50_000) for (const [key, entry] of this.counts) if (entry.until <= now) this.counts.delete(key)
     const entry = this.counts.get(name)
-    if (entry && entry.until > now) return (entry.count += amount)
+    if (entry && entry.until > now) {
+      entry.count += amount
+      return entry.count
+    }
     this.counts.set(name, { count: amount, until: now + ttlMs })
     return amount
   }
@@ -108,7 +112,10 @@ export class RedisHitCounter implements HitCounter {
     } catch (error) {
       if (!this.unreachable) {
         this.unreachable = true
-        this.log('warn', 'rate-limit counter unreachable; requests pass unlimited until it answers again', { error: String(error), retry_in_ms: this.breakerOpenMs })
+        this.log('warn', 'rate-limit counter unreachable; requests pass unlimited until it answers again', {
+          error: String(error),
+          retry_in_ms: this.breakerOpenMs,
+        })
       }
       this.skipUntil = this.now() + this.breakerOpenMs
       throw new CounterUnavailableError('Redis is unreachable', { cause: error })
@@ -156,9 +163,11 @@ export class RateLimiter {
     const retryAfter = ((window + 1) * WINDOW_MS - now) / 1000
     try {
       if (key.tpm !== null && (await this.counter.read(tokensName(key.id, window))) >= key.tpm) {
+        rateLimited.inc({ limit: 'tpm' })
         throw new RateLimitError(`This API key is limited to ${key.tpm} tokens per minute.`, retryAfter)
       }
       if (key.rpm !== null && (await this.counter.add(`tollgate:rpm:${key.id}:${window}`, 1, COUNTER_TTL_MS)) > key.rpm) {
+        rateLimited.inc({ limit: 'rpm' })
         throw new RateLimitError(`This API key is limited to ${key.rpm} requests per minute.`, retryAfter)
       }
     } catch (error) {

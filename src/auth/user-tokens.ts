@@ -83,7 +83,11 @@ export class UserTokenVerifier {
       try {
         return await remote(header, token)
       } catch (error) {
-        if (error instanceof joseErrors.JWKSNoMatchingKey || error instanceof joseErrors.JWKSMultipleMatchingKeys || error instanceof joseErrors.JOSENotSupported) {
+        if (
+          error instanceof joseErrors.JWKSNoMatchingKey ||
+          error instanceof joseErrors.JWKSMultipleMatchingKeys ||
+          error instanceof joseErrors.JOSENotSupported
+        ) {
           throw error
         }
         throw identityProviderUnavailable(error)
@@ -119,7 +123,8 @@ function readUnverified(token: string): JWTPayload {
  * Returns the subject.
  */
 function checkClaims(payload: JWTPayload, oidc: OidcConfig, nowSeconds: number): string {
-  if (typeof payload.exp !== 'number' || !Number.isFinite(payload.exp)) throw new InvalidTokenError('The user token has no expiry (exp): tokens that never expire are not accepted.')
+  if (typeof payload.exp !== 'number' || !Number.isFinite(payload.exp))
+    throw new InvalidTokenError('The user token has no expiry (exp): tokens that never expire are not accepted.')
   if (payload.exp + CLOCK_TOLERANCE_SECONDS <= nowSeconds) throw new InvalidTokenError('The user token has expired.')
   if (payload.iss !== oidc.issuer) throw new InvalidTokenError("The user token's iss claim is not accepted.")
   if (typeof payload.sub !== 'string' || payload.sub === '') throw new InvalidTokenError('The user token has no subject.')

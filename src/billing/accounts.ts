@@ -1,6 +1,7 @@
-import { eq } from 'drizzle-orm'
+import { and, desc, eq } from 'drizzle-orm'
 import type { Database } from '../db/client'
-import { accounts } from '../db/schema'
+import { createdAtText, olderThan, type TimeAndId } from '../db/keyset'
+import { accounts, wallets } from '../db/schema'
 import { newId } from '../util/ids'
 import { ensureWallet, findWallet, type WalletRow } from './wallets'
 
@@ -13,7 +14,10 @@ export interface AccountWithWallet {
 
 export async function createAccount(db: Database, name: string): Promise<AccountWithWallet> {
   return db.transaction(async (tx) => {
-    const [account] = await tx.insert(accounts).values({ id: newId('acct'), name }).returning()
+    const [account] = await tx
+      .insert(accounts)
+      .values({ id: newId('acct'), name })
+      .returning()
     if (!account) throw new Error('account insert returned nothing')
     return { account, wallet: await ensureWallet(tx, 'wallet', account.id) }
   })
@@ -25,4 +29,16 @@ export async function findAccount(db: Database, id: string): Promise<AccountWith
   const wallet = await findWallet(db, 'wallet', id)
   if (!wallet) throw new Error(`account ${id} has no wallet`)
   return { account, wallet }
+}
+
+/** Newest first, `limit` accounts after `after` (docs/operations.md#reporting), each with its wallet and its position. */
+export async function listAccounts(db: Database, limit: number, after: TimeAndId | undefined): Promise<(AccountWithWallet & { position: TimeAndId })[]> {
+  const rows = await db
+    .select({ account: accounts, wallet: wallets, createdAt: createdAtText(accounts.createdAt) })
+    .from(accounts)
+    .innerJoin(wallets, and(eq(wallets.kind, 'wallet'), eq(wallets.ownerId, accounts.id)))
+    .where(olderThan(accounts.createdAt, accounts.id, after))
+    .orderBy(desc(accounts.createdAt), desc(accounts.id))
+    .limit(limit)
+  return rows.map(({ account, wallet, createdAt }) => ({ account, wallet, position: { createdAt, id: account.id } }))
 }

@@ -1,15 +1,15 @@
-import { and, eq, inArray } from 'drizzle-orm'
-import type { Database, DatabaseHandle, Queryable } from '../db/client'
-import { holds, keySpend, ledgerEntries, wallets } from '../db/schema'
+import type { Database, DatabaseHandle } from '../db/client'
 import { describeDatabaseError, isTransientDatabaseError } from '../db/errors'
-import { InsufficientBalanceError, InvalidRequestError, QuotaExceededError } from '../errors/kinds'
+import { InvalidRequestError } from '../errors/kinds'
 import { logEvent } from '../observability/log'
+import { timedBatch } from '../observability/metrics'
 import { newId } from '../util/ids'
 import { retryingDeadlocks } from '../db/rows'
 import { Batcher } from './batcher'
 import { MAX_HOLD_MICROS } from './money'
-import { closeHoldsAtomically, takeHoldsAtomically } from './hold-statements'
-import { adjustKeySpend, adjustWallets, monthKey, type HoldRow } from './hold-rows'
+import { closeHoldsAtomically, recordLapsedChargesAtomically, takeHoldsAtomically } from './hold-statements'
+import { monthKey } from './hold-rows'
+import { asError, takeLockedIsolated } from './locked-takes'
 import type { Payer } from './payer'
 
 export interface HoldRequest {
@@ -18,7 +18,8 @@ export interface HoldRequest {
   amount: bigint
   requestId: string
   model: string
-  route: string
+  /** The provider the call was sent to first (a route's `provider`); stored in the `route` column. */
+  provider: string
 }
 
 export interface Hold extends HoldRequest {
@@ -32,7 +33,7 @@ export interface Closing {
   cost: bigint
   usage: Record<string, unknown> | null
   model: string
-  route: string
+  provider: string
 }
 
 export interface ClosedHold {
@@ -65,7 +66,7 @@ const MAX_COST_PER_HOLD = 1000n
 const defaultRetryDelay = (attempt: number) => Math.min(30_000, 250 * 2 ** (attempt - 1))
 
 /**
- * Holds before a call, settlement or release after it (CONTRACT.md §5). Every change is a
+ * Holds before a call, settlement or release after it (docs/billing.md#hold-settle-release). Every change is a
  * conditional update under row locks in the database, so no number of processes can take a
  * payer below zero; many calls share one transaction (group commit) to keep a busy wallet fast.
  *
@@ -89,14 +90,16 @@ export class HoldBook {
     private readonly options: HoldBookOptions,
   ) {
     this.db = database.db
-    this.takes = new Batcher((requests) => this.takeBatch(requests))
-    this.closings = new Batcher((items) => this.closeBatch(items))
+    this.takes = new Batcher((requests) => timedBatch('hold', requests.length, () => this.takeBatch(requests)))
+    this.closings = new Batcher((items) => timedBatch('settle', items.length, () => this.closeBatch(items)))
   }
 
   /** Reserves the worst case, or fails with 402 insufficient_balance / 403 api_key_quota_exceeded. */
   async take(request: HoldRequest): Promise<Hold> {
     if (request.amount < 0n || request.amount > MAX_HOLD_MICROS) {
-      throw new InvalidRequestError(`The worst case of this request exceeds the largest amount the gateway reserves for one call (${MAX_HOLD_MICROS / 1_000_000n} credits).`)
+      throw new InvalidRequestError(
+        `The worst case of this request exceeds the largest amount the gateway reserves for one call (${MAX_HOLD_MICROS / 1_000_000n} credits).`,
+      )
     }
     const hold = await this.takes.submit(request)
     this.renewing.set(hold.id, Number.POSITIVE_INFINITY)
@@ -108,12 +111,12 @@ export class HoldBook {
    * cannot take the closing now, it is retried in the background until it lands, and the
    * caller is answered from the same arithmetic the database will do.
    */
-  settle(hold: Hold, cost: bigint, usage: Record<string, unknown> | null, model = hold.model, route = hold.route): Promise<ClosedHold> {
-    return this.close({ hold, cost, usage, model, route })
+  settle(hold: Hold, cost: bigint, usage: Record<string, unknown> | null, model = hold.model, provider = hold.provider): Promise<ClosedHold> {
+    return this.close({ hold, cost, usage, model, provider })
   }
 
   release(hold: Hold): Promise<ClosedHold> {
-    return this.close({ hold, cost: 0n, usage: null, model: hold.model, route: hold.route })
+    return this.close({ hold, cost: 0n, usage: null, model: hold.model, provider: hold.provider })
   }
 
   /** The holds the heartbeat extends: open calls, and pending closings within their renewal window. */
@@ -125,6 +128,18 @@ export class HoldBook {
       else this.renewing.delete(id)
     }
     return ids
+  }
+
+  /** Holds taken by this process whose call has not begun closing (settle or release): the calls open now. */
+  openHoldCount(): number {
+    let open = 0
+    for (const until of this.renewing.values()) if (until === Number.POSITIVE_INFINITY) open++
+    return open
+  }
+
+  /** Closings (settlements and releases) not yet written to the database. */
+  pendingClosingCount(): number {
+    return this.pending.size
   }
 
   /** Waits (at most `timeoutMs`) for every closing still being retried: a stopping process lets them land. */
@@ -167,11 +182,15 @@ export class HoldBook {
         const outage = isTransientDatabaseError(error)
         if (!outage) failures++
         if (attempt === 1 || failures >= MAX_ATTEMPTS_WITHOUT_OUTAGE) {
-          logEvent(failures >= MAX_ATTEMPTS_WITHOUT_OUTAGE ? 'error' : 'warn', failures >= MAX_ATTEMPTS_WITHOUT_OUTAGE ? 'hold closing given up; the sweep will expire the hold' : 'hold closing failed; retrying', {
-            hold_id: closing.hold.id,
-            request_id: closing.hold.requestId,
-            error: describeDatabaseError(error),
-          })
+          logEvent(
+            failures >= MAX_ATTEMPTS_WITHOUT_OUTAGE ? 'error' : 'warn',
+            failures >= MAX_ATTEMPTS_WITHOUT_OUTAGE ? 'hold closing given up; the sweep will expire the hold' : 'hold closing failed; retrying',
+            {
+              hold_id: closing.hold.id,
+              request_id: closing.hold.requestId,
+              error: describeDatabaseError(error),
+            },
+          )
         }
         if (failures >= MAX_ATTEMPTS_WITHOUT_OUTAGE) return undefined
         await Bun.sleep(delay(attempt))
@@ -188,132 +207,51 @@ export class HoldBook {
     const now = new Date(this.options.now())
     const month = monthKey(now)
     const expiresAt = new Date(now.getTime() + this.options.ttlMs)
-    const outcomes: (Hold | Error)[] = new Array(requests.length)
-    const slow: number[] = []
-    const groups = new Map<string, number[]>()
-    requests.forEach((request, index) => {
-      if (request.payer.monthlyQuota !== null) return slow.push(index)
+    const outcomes = new Map<HoldRequest, Hold | Error>()
+    const slow: HoldRequest[] = []
+    const groups = new Map<string, HoldRequest[]>()
+    for (const request of requests) {
+      if (request.payer.monthlyQuota !== null) {
+        slow.push(request)
+        continue
+      }
       const group = groups.get(request.payer.walletId) ?? []
-      group.push(index)
+      group.push(request)
       groups.set(request.payer.walletId, group)
-    })
+    }
     // Each group commits on its own, so a failure is recorded per group and never thrown: the
     // batcher would otherwise write the groups that did commit a second time.
     await Promise.all(
-      [...groups].map(async ([walletId, indexes]) => {
-        const group = indexes.map((index): Hold => ({ ...requests[index]!, id: newId('hold'), month }))
+      [...groups].map(async ([walletId, members]) => {
+        const held = members.map((request) => ({ request, hold: { ...request, id: newId('hold'), month } satisfies Hold }))
         try {
-          const taken = await retryingDeadlocks(() => takeHoldsAtomically(this.database, walletId, group, this.options.instanceId, now, expiresAt))
-          if (!taken) return slow.push(...indexes)
-          indexes.forEach((index, position) => (outcomes[index] = group[position]!))
+          const taken = await retryingDeadlocks(() =>
+            takeHoldsAtomically(
+              this.database,
+              walletId,
+              held.map(({ hold }) => hold),
+              this.options.instanceId,
+              now,
+              expiresAt,
+            ),
+          )
+          if (!taken) return slow.push(...members)
+          for (const { request, hold } of held) outcomes.set(request, hold)
         } catch (error) {
           // A member the database refused: the locking path decides each one alone.
-          if (isTransientDatabaseError(error)) indexes.forEach((index) => (outcomes[index] = asError(error)))
-          else slow.push(...indexes)
+          if (isTransientDatabaseError(error)) for (const request of members) outcomes.set(request, asError(error))
+          else slow.push(...members)
         }
       }),
     )
     if (slow.length > 0) {
-      slow.sort((a, b) => a - b)
-      const decided = await this.takeLockedIsolated(slow.map((index) => requests[index]!), now, month, expiresAt)
-      slow.forEach((index, position) => (outcomes[index] = decided[position]!))
+      // In arrival order, as the locking path expects.
+      const waiting = new Set(slow)
+      const ordered = requests.filter((request) => waiting.has(request))
+      const decided = await takeLockedIsolated(this.db, this.options.instanceId, ordered, { now, month, expiresAt })
+      ordered.forEach((request, position) => outcomes.set(request, decided[position] ?? new Error('the locking path decided no outcome for this hold')))
     }
-    return outcomes
-  }
-
-  /** The locking path for many requests; when the transaction fails on a member's data, each request alone. */
-  private async takeLockedIsolated(requests: HoldRequest[], now: Date, month: string, expiresAt: Date): Promise<(Hold | Error)[]> {
-    try {
-      return await retryingDeadlocks(() => this.takeLocked(requests, now, month, expiresAt))
-    } catch (error) {
-      if (requests.length === 1 || isTransientDatabaseError(error)) return requests.map(() => asError(error))
-      const outcomes: (Hold | Error)[] = []
-      for (const request of requests) {
-        try {
-          outcomes.push(...(await retryingDeadlocks(() => this.takeLocked([request], now, month, expiresAt))))
-        } catch (alone) {
-          outcomes.push(asError(alone))
-        }
-      }
-      return outcomes
-    }
-  }
-
-  private takeLocked(requests: HoldRequest[], now: Date, month: string, expiresAt: Date): Promise<(Hold | Error)[]> {
-    return this.db.transaction(async (tx) => {
-      const walletIds = [...new Set(requests.map((request) => request.payer.walletId))].sort()
-      const rows = await tx
-        .select({ id: wallets.id, balance: wallets.balance, held: wallets.held })
-        .from(wallets)
-        .where(inArray(wallets.id, walletIds))
-        .orderBy(wallets.id)
-        .for('update')
-      const available = new Map(rows.map((row) => [row.id, row.balance - row.held]))
-      const committed = await this.lockQuotas(tx, requests, month)
-
-      const outcomes: (Hold | Error)[] = []
-      const accepted: Hold[] = []
-      for (const request of requests) {
-        const { walletId, keyId, monthlyQuota } = request.payer
-        const left = available.get(walletId) ?? 0n
-        if (request.amount > left) {
-          outcomes.push(new InsufficientBalanceError('Not enough credit for the worst case of this request.'))
-          continue
-        }
-        if (keyId && monthlyQuota !== null && (committed.get(keyId) ?? 0n) + request.amount > monthlyQuota) {
-          outcomes.push(new QuotaExceededError("This request would pass the API key's monthly quota."))
-          continue
-        }
-        available.set(walletId, left - request.amount)
-        if (keyId) committed.set(keyId, (committed.get(keyId) ?? 0n) + request.amount)
-        const hold: Hold = { ...request, id: newId('hold'), month }
-        accepted.push(hold)
-        outcomes.push(hold)
-      }
-      if (accepted.length === 0) return outcomes
-
-      const rowsOf = accepted.map((hold): HoldRow => ({ ...hold, walletId: hold.payer.walletId, keyId: hold.payer.keyId }))
-      await adjustWallets(tx, rowsOf, (hold) => ({ held: hold.amount, balance: 0n }))
-      await adjustKeySpend(tx, rowsOf, (hold) => [{ month: hold.month, held: hold.amount, charged: 0n }])
-      await tx.insert(holds).values(
-        accepted.map((hold) => ({
-          id: hold.id,
-          requestId: hold.requestId,
-          walletId: hold.payer.walletId,
-          payerType: hold.payer.type,
-          accountId: hold.payer.accountId,
-          keyId: hold.payer.keyId,
-          userId: hold.payer.type === 'user_allotment' ? hold.payer.ownerId : null,
-          userSub: hold.payer.userSub,
-          env: hold.payer.env,
-          amount: hold.amount,
-          model: hold.model,
-          route: hold.route,
-          instanceId: this.options.instanceId,
-          month: hold.month,
-          createdAt: now,
-          expiresAt,
-        })),
-      )
-      await tx.insert(ledgerEntries).values(accepted.map((hold) => ledgerFields(hold, 'hold', hold.amount, now)))
-      return outcomes
-    })
-  }
-
-  /** Locks the month rows of keys with a quota and returns what each has committed this month. */
-  private async lockQuotas(tx: Queryable, requests: HoldRequest[], month: string): Promise<Map<string, bigint>> {
-    const keyIds = [...new Set(requests.filter((request) => request.payer.monthlyQuota !== null).flatMap((request) => request.payer.keyId ?? []))].sort()
-    const committed = new Map<string, bigint>()
-    if (keyIds.length === 0) return committed
-    await tx.insert(keySpend).values(keyIds.map((keyId) => ({ keyId, month }))).onConflictDoNothing()
-    const rows = await tx
-      .select()
-      .from(keySpend)
-      .where(and(inArray(keySpend.keyId, keyIds), eq(keySpend.month, month)))
-      .orderBy(keySpend.keyId)
-      .for('update')
-    for (const row of rows) committed.set(row.keyId, row.charged + row.held)
-    return committed
+    return requests.map((request) => outcomes.get(request) ?? new Error('no outcome was decided for this hold'))
   }
 
   private async closeBatch(items: Closing[]): Promise<(ClosedHold | Error)[]> {
@@ -323,10 +261,9 @@ export class HoldBook {
     // The closings above are committed: a failure here must not fail them (the batcher would write them again).
     const lapsed = items.filter((item) => !closedIds.has(item.hold.id) && item.cost > 0n)
     if (lapsed.length > 0) {
-      await this.db
-        .insert(ledgerEntries)
-        .values(lapsed.map((item) => ({ ...ledgerFields({ ...item.hold, model: item.model, route: item.route }, 'charge', 0n, now), usage: item.usage, uncollected: item.cost })))
-        .catch((error: unknown) => logEvent('warn', 'could not record the uncollected cost of expired holds', { holds: lapsed.length, error: describeDatabaseError(error) }))
+      await recordLapsedChargesAtomically(this.database, lapsed, now).catch((error: unknown) =>
+        logEvent('warn', 'could not record the uncollected cost of expired holds', { holds: lapsed.length, error: describeDatabaseError(error) }),
+      )
     }
     return items.map((item): ClosedHold => (closedIds.has(item.hold.id) ? closedLocally(item) : { charged: 0n, uncollected: item.cost }))
   }
@@ -334,6 +271,7 @@ export class HoldBook {
 
 /** What a closing takes from the payer: the cost capped at the hold, the rest recorded as uncollected. */
 function closedLocally(closing: Closing): ClosedHold {
+  // biome-ignore lint/complexity/useMathMinMax: bigints, which Math.min does not take
   const charged = closing.cost < closing.hold.amount ? closing.cost : closing.hold.amount
   return { charged, uncollected: closing.cost - charged }
 }
@@ -348,26 +286,4 @@ function boundedCost(closing: Closing): bigint {
   if (closing.cost >= 0n && closing.cost <= ceiling) return closing.cost
   logEvent('error', 'a closing cost out of bounds was clamped', { hold_id: closing.hold.id, request_id: closing.hold.requestId })
   return closing.cost < 0n ? 0n : ceiling
-}
-
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error))
-}
-
-export function ledgerFields(hold: Hold, kind: 'hold' | 'charge' | 'release' | 'expire', amount: bigint, now: Date) {
-  return {
-    kind,
-    amount,
-    walletId: hold.payer.walletId,
-    payerType: hold.payer.type,
-    accountId: hold.payer.accountId,
-    keyId: hold.payer.keyId,
-    userSub: hold.payer.userSub,
-    env: hold.payer.env,
-    requestId: hold.requestId,
-    holdId: hold.id,
-    model: hold.model,
-    route: hold.route,
-    createdAt: now,
-  }
 }

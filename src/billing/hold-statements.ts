@@ -1,11 +1,15 @@
 import { sql, type SQL } from 'drizzle-orm'
 import type { DatabaseHandle } from '../db/client'
 import type { Hold } from './hold-book'
+import { rollupHour, upsertRollup } from './usage-rollup'
 
 /**
  * The hot path of billing as single statements: each is atomic on its own and costs one round
  * trip, where a transaction of separate statements would cost eight. Each guards money with the
  * same conditions as the locking path (a wallet's balance never below what it holds).
+ *
+ * The `route` column of holds and ledger entries holds the provider's name; the statements'
+ * inputs call it `provider`, as the code does.
  */
 
 const bigintParam = (value: bigint) => sql`${value.toString()}::bigint`
@@ -16,7 +20,14 @@ const timeParam = (value: Date) => sql`${value.toISOString()}::timestamptz`
  * it stays within the balance, and the holds, their ledger entries and the keys' month totals
  * are written in the same statement. Returns false when the wallet cannot cover them all.
  */
-export async function takeHoldsAtomically(database: Pick<DatabaseHandle, 'rows'>, walletId: string, group: Hold[], instanceId: string, now: Date, expiresAt: Date): Promise<boolean> {
+export async function takeHoldsAtomically(
+  database: Pick<DatabaseHandle, 'rows'>,
+  walletId: string,
+  group: Hold[],
+  instanceId: string,
+  now: Date,
+  expiresAt: Date,
+): Promise<boolean> {
   const total = group.reduce((sum, hold) => sum + hold.amount, 0n)
   // One JSON parameter and constant SQL text: the statement is parsed and planned once per connection.
   const input = JSON.stringify(
@@ -32,7 +43,7 @@ export async function takeHoldsAtomically(database: Pick<DatabaseHandle, 'rows'>
       env: hold.payer.env,
       amount: hold.amount.toString(),
       model: hold.model,
-      route: hold.route,
+      provider: hold.provider,
       month: hold.month,
     })),
   )
@@ -40,7 +51,7 @@ export async function takeHoldsAtomically(database: Pick<DatabaseHandle, 'rows'>
     sql`
     with input as (
       select * from jsonb_to_recordset(${input}::text::jsonb) as i(id text, request_id text, wallet_id text, payer_type text, account_id text,
-        key_id text, user_id text, user_sub text, env text, amount bigint, model text, route text, month text)
+        key_id text, user_id text, user_sub text, env text, amount bigint, model text, provider text, month text)
     ),
     wallet as (
       update wallets set held = held + ${bigintParam(total)}
@@ -49,12 +60,12 @@ export async function takeHoldsAtomically(database: Pick<DatabaseHandle, 'rows'>
     ),
     new_holds as (
       insert into holds (id, request_id, wallet_id, payer_type, account_id, key_id, user_id, user_sub, env, amount, model, route, instance_id, month, created_at, expires_at)
-      select id, request_id, wallet_id, payer_type, account_id, key_id, user_id, user_sub, env, amount, model, route, ${instanceId}, month, ${timeParam(now)}, ${timeParam(expiresAt)}
+      select id, request_id, wallet_id, payer_type, account_id, key_id, user_id, user_sub, env, amount, model, provider, ${instanceId}, month, ${timeParam(now)}, ${timeParam(expiresAt)}
       from input where exists (select 1 from wallet)
     ),
     entries as (
       insert into ledger_entries (kind, amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, hold_id, model, route, created_at)
-      select 'hold', amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, id, model, route, ${timeParam(now)}
+      select 'hold', amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, id, model, provider, ${timeParam(now)}
       from input where exists (select 1 from wallet)
     ),
     spend as (
@@ -72,13 +83,13 @@ export interface ClosingInput {
   cost: bigint
   usage: Record<string, unknown> | null
   model: string
-  route: string
+  provider: string
 }
 
 /**
  * Closes holds that are still open, deleting them: the charge (the cost capped at the hold) leaves the balance,
  * the whole hold leaves `held`, the month totals follow, and the charge and release entries are
- * written, in one statement. Returns the ids it closed; a hold already expired by a sweep is not
+ * written, with their hour's usage rollup, in one statement. Returns the ids it closed; a hold already expired by a sweep is not
  * among them and moves no money.
  */
 export async function closeHoldsAtomically(database: Pick<DatabaseHandle, 'rows'>, items: ClosingInput[], now: Date, month: string): Promise<Set<string>> {
@@ -88,7 +99,7 @@ export async function closeHoldsAtomically(database: Pick<DatabaseHandle, 'rows'
       cost: item.cost.toString(),
       usage: item.usage,
       model: item.model,
-      route: item.route,
+      provider: item.provider,
       billed: item.cost > 0n || item.usage !== null,
     })),
   )
@@ -99,12 +110,12 @@ export async function closeHoldsAtomically(database: Pick<DatabaseHandle, 'rows'
 function closeStatement(input: string, now: Date, month: string): SQL {
   return sql`
     with input as (
-      select * from jsonb_to_recordset(${input}::text::jsonb) as i(hold_id text, cost bigint, usage jsonb, model text, route text, billed boolean)
+      select * from jsonb_to_recordset(${input}::text::jsonb) as i(hold_id text, cost bigint, usage jsonb, model text, provider text, billed boolean)
     ),
     closed as (
       delete from holds h using input i where h.id = i.hold_id
       returning h.id, h.wallet_id, h.payer_type, h.account_id, h.key_id, h.user_sub, h.env, h.request_id, h.amount, h.month,
-        i.cost, i.usage, i.model, i.route, i.billed, least(i.cost, h.amount) as charged
+        i.cost, i.usage, i.model, i.provider, i.billed, least(i.cost, h.amount) as charged
     ),
     wallet_totals as (select wallet_id, sum(amount) as held, sum(charged) as charged from closed group by wallet_id),
     wallets_updated as (
@@ -123,14 +134,55 @@ function closeStatement(input: string, now: Date, month: string): SQL {
       insert into key_spend (key_id, month, held, charged)
       select key_id, month, sum(held), sum(charged) from spend_deltas group by key_id, month
       on conflict (key_id, month) do update set held = key_spend.held + excluded.held, charged = key_spend.charged + excluded.charged
+      returning key_id
+    ),
+    -- Rollup rows are locked last, after the wallets and key months (and in key order within).
+    spend_done as (select count(*) as n from spend),
+    rollup as (${upsertRollup({ source: 'closed', after: 'spend_done', where: 'billed', hour: rollupHour(now), charged: 'charged', uncollected: 'cost - charged' })}
     ),
     entries as (
       insert into ledger_entries (kind, amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, hold_id, model, route, usage, uncollected, created_at)
-      select 'charge', charged, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, id, model, route, usage, cost - charged, ${timeParam(now)}
+      select 'charge', charged, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, id, model, provider, usage, cost - charged, ${timeParam(now)}
       from closed where billed
       union all
-      select 'release', amount - charged, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, id, model, route, null, 0, ${timeParam(now)}
+      select 'release', amount - charged, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, id, model, provider, null, 0, ${timeParam(now)}
       from closed where amount > charged
     )
     select id from closed`
+}
+
+/**
+ * Records the cost of closings whose hold a sweep had already expired: a charge entry of 0 with
+ * the whole cost uncollected, and its usage rollup, in one statement.
+ */
+export async function recordLapsedChargesAtomically(database: Pick<DatabaseHandle, 'rows'>, items: ClosingInput[], now: Date): Promise<void> {
+  const input = JSON.stringify(
+    items.map(({ hold, cost, usage, model, provider }) => ({
+      wallet_id: hold.payer.walletId,
+      payer_type: hold.payer.type,
+      account_id: hold.payer.accountId,
+      key_id: hold.payer.keyId,
+      user_sub: hold.payer.userSub,
+      env: hold.payer.env,
+      request_id: hold.requestId,
+      hold_id: hold.id,
+      model,
+      provider,
+      usage,
+      cost: cost.toString(),
+    })),
+  )
+  await database.rows(sql`
+    with input as (
+      select * from jsonb_to_recordset(${input}::text::jsonb) as i(wallet_id text, payer_type text, account_id text, key_id text, user_sub text, env text,
+        request_id text, hold_id text, model text, provider text, usage jsonb, cost bigint)
+    ),
+    entries as (
+      insert into ledger_entries (kind, amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, hold_id, model, route, usage, uncollected, created_at)
+      select 'charge', 0, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, hold_id, model, provider, usage, cost, ${timeParam(now)}
+      from input
+    ),
+    rollup as (${upsertRollup({ source: 'input', hour: rollupHour(now), charged: '0', uncollected: 'cost' })}
+    )
+    select 1 as done`)
 }

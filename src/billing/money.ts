@@ -42,3 +42,19 @@ export function balanceView(wallet: { balance: bigint; held: bigint }): BalanceV
     available: microsToCredits(wallet.balance - wallet.held),
   }
 }
+
+/** JSON text written as it is (Bun and V8 implement the JSON.rawJSON proposal; TypeScript's lib does not declare it yet). */
+type RawJson = { readonly rawJSON: string }
+const rawJson = (JSON as unknown as { rawJSON(text: string): RawJson }).rawJSON
+
+/**
+ * A credit amount as JSON writes it: the exact decimal digits, never exponent notation
+ * (0.000008, not 8e-06), so a client reconciling charges reads the ledger's micro-credits
+ * exactly. JSON.stringify and Response.json write it as a plain number.
+ */
+export function creditsJson(micros: bigint): RawJson {
+  const sign = micros < 0n ? '-' : ''
+  const magnitude = micros < 0n ? -micros : micros
+  const fraction = (magnitude % MICROS_PER_CREDIT).toString().padStart(6, '0')
+  return rawJson(`${sign}${magnitude / MICROS_PER_CREDIT}.${fraction}`)
+}

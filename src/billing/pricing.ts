@@ -1,12 +1,12 @@
-import type { Pricing } from '../catalog/catalog-schema'
-import type { Usage } from '../spec/usage'
+import type { Pricing } from './price-schema'
+import { type Usage, usageOf } from '../canonical/usage'
 import { creditsToMicros } from './money'
 import { InvalidRequestError } from '../errors/kinds'
 import { trustedCount, trustedSeconds, trustedUsage, UntrustedUsageError } from './usage-guard'
 
 /**
  * Prices are credits per unit (per million tokens, per call, ...). A charge is the exact sum
- * of its parts, rounded up once to a whole micro-credit (CONTRACT.md §7). Every count is
+ * of its parts, rounded up once to a whole micro-credit (docs/billing.md#prices-and-rounding). Every count is
  * checked first (usage-guard.ts): a negative, fractional or non-numeric count from an
  * upstream is an UntrustedUsageError, never a negative charge or a RangeError.
  */
@@ -48,10 +48,7 @@ export function chargeForUsage(pricing: Pricing, reported: Usage): bigint {
 export function worstCaseForTokens(pricing: Pricing, inputTokens: number, maxOutputTokens: number, webSearches = 0): bigint {
   const dearestInput = Math.max(pricing.input ?? 0, pricing.cacheRead ?? 0, pricing.cacheWrite ?? 0)
   try {
-    return chargeForUsage(
-      { ...pricing, input: dearestInput },
-      { inputTokens, outputTokens: maxOutputTokens, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: webSearches },
-    )
+    return chargeForUsage({ ...pricing, input: dearestInput }, usageOf({ inputTokens, outputTokens: maxOutputTokens, webSearchRequests: webSearches }))
   } catch (error) {
     // The request's own limits are checked at the edge; this is the backstop, still the client's fault.
     if (error instanceof UntrustedUsageError) throw new InvalidRequestError('The limits of this request are not whole numbers in range.')

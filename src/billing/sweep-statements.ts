@@ -9,7 +9,10 @@ import type { DatabaseHandle } from '../db/client'
  * several instances run at once without waiting on each other or closing a hold twice.
  * Returns how many holds it expired.
  */
-export async function expireHoldsPage(database: Pick<DatabaseHandle, 'rows'>, options: { now: Date; everyOpenHold: boolean; pageSize: number }): Promise<number> {
+export async function expireHoldsPage(
+  database: Pick<DatabaseHandle, 'rows'>,
+  options: { now: Date; everyOpenHold: boolean; pageSize: number },
+): Promise<number> {
   const now = options.now.toISOString()
   const [row] = await database.rows<{ expired: number }>(sql`
     with expired as (

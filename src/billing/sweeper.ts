@@ -17,7 +17,7 @@ export interface SweeperOptions {
 
 /**
  * Keeps this process's live holds from expiring and gives back everyone else's stale ones
- * (CONTRACT.md §5.6): every tick extends the expiry of the holds this process's calls still
+ * (docs/billing.md#the-sweep): every tick extends the expiry of the holds this process's calls still
  * need, then expires any hold whose expiry has passed: a crashed process's, or one whose
  * request ended without closing it.
  */

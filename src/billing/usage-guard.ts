@@ -1,4 +1,4 @@
-import type { Usage } from '../spec/usage'
+import type { Usage } from '../canonical/usage'
 
 /**
  * Usage reported by an upstream is untrusted input: a count must be a
@@ -45,7 +45,8 @@ export function trustedUsage(usage: Usage): Usage {
 export function recordableUsage(usage: Record<string, unknown>): Record<string, unknown> {
   const record: Record<string, unknown> = {}
   for (const [field, value] of Object.entries(usage)) {
-    record[field] = typeof value === 'number' && Number.isFinite(value) ? value : typeof value === 'string' || typeof value === 'boolean' ? value : String(value).slice(0, 64)
+    record[field] =
+      typeof value === 'number' && Number.isFinite(value) ? value : typeof value === 'string' || typeof value === 'boolean' ? value : String(value).slice(0, 64)
   }
   return record
 }

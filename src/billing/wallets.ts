@@ -15,13 +15,19 @@ export interface EntryParties {
 }
 
 export async function findWallet(db: Queryable, kind: PayerKind, ownerId: string): Promise<WalletRow | undefined> {
-  const [row] = await db.select().from(wallets).where(and(eq(wallets.kind, kind), eq(wallets.ownerId, ownerId)))
+  const [row] = await db
+    .select()
+    .from(wallets)
+    .where(and(eq(wallets.kind, kind), eq(wallets.ownerId, ownerId)))
   return row
 }
 
 /** The wallet of that owner, created empty when missing (safe under concurrency). */
 export async function ensureWallet(db: Queryable, kind: PayerKind, ownerId: string): Promise<WalletRow> {
-  await db.insert(wallets).values({ id: newId('wal'), kind, ownerId }).onConflictDoNothing()
+  await db
+    .insert(wallets)
+    .values({ id: newId('wal'), kind, ownerId })
+    .onConflictDoNothing()
   const row = await findWallet(db, kind, ownerId)
   if (!row) throw new Error(`wallet ${kind}/${ownerId} vanished after insert`)
   return row

@@ -1,4 +1,5 @@
-import type { CatalogFile, ModelEntry, Pricing } from './catalog-schema'
+import type { Pricing } from '../billing/price-schema'
+import type { CatalogFile, ModelEntry } from './catalog-schema'
 
 /**
  * The catalogue used when no config file is given: current models of the major providers at
@@ -36,14 +37,7 @@ const geminiChat = (model: string, pricing: Pricing, tags?: string[]): ModelEntr
   ...(tags ? { tags } : {}),
 })
 
-const compatibleChat = (
-  provider: string,
-  model: string,
-  pricing: Pricing,
-  contextWindow: number,
-  maxOutputTokens: number,
-  tags?: string[],
-): ModelEntry => ({
+const compatibleChat = (provider: string, model: string, pricing: Pricing, contextWindow: number, maxOutputTokens: number, tags?: string[]): ModelEntry => ({
   id: `${provider}/${model}`,
   type: 'chat',
   routes: [{ provider, model }],

@@ -1,11 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { PricingSchema } from '../billing/price-schema'
 
 /**
- * The catalogue part of the config file (CONTRACT.md §2): providers, models and aliases.
+ * The catalogue part of the config file (docs/configuration.md#config-file): providers, models and aliases.
  * The built-in catalogue (builtin.ts) has the same shape.
  */
-
-const Price = Type.Number({ minimum: 0 })
 
 export const ProviderSchema = Type.Object(
   {
@@ -42,21 +41,6 @@ export const ProviderSchema = Type.Object(
   { additionalProperties: false },
 )
 
-export const PricingSchema = Type.Object(
-  {
-    input: Type.Optional(Price),
-    output: Type.Optional(Price),
-    cacheRead: Type.Optional(Price),
-    cacheWrite: Type.Optional(Price),
-    webSearch: Type.Optional(Price),
-    image: Type.Optional(Price),
-    videoSecond: Type.Optional(Price),
-    inputChars: Type.Optional(Price),
-    audioMinute: Type.Optional(Price),
-  },
-  { additionalProperties: false },
-)
-
 export const ModelTypeSchema = Type.Union([
   Type.Literal('chat'),
   Type.Literal('embedding'),
@@ -70,10 +54,9 @@ export const ModelSchema = Type.Object(
   {
     id: Type.String({ pattern: '^[a-z0-9][a-z0-9._-]*/[^\\s]+$' }),
     type: ModelTypeSchema,
-    routes: Type.Array(
-      Type.Object({ provider: Type.String({ minLength: 1 }), model: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
-      { minItems: 1 },
-    ),
+    routes: Type.Array(Type.Object({ provider: Type.String({ minLength: 1 }), model: Type.String({ minLength: 1 }) }, { additionalProperties: false }), {
+      minItems: 1,
+    }),
     pricing: PricingSchema,
     contextWindow: Type.Optional(Type.Integer({ minimum: 1 })),
     maxOutputTokens: Type.Optional(Type.Integer({ minimum: 1 })),
@@ -104,7 +87,6 @@ export const CatalogFileSchema = Type.Object(
 )
 
 export type ProviderEntry = Static<typeof ProviderSchema>
-export type Pricing = Static<typeof PricingSchema>
 export type ModelType = Static<typeof ModelTypeSchema>
 export type ModelEntry = Static<typeof ModelSchema>
 export type AliasEntry = Static<typeof AliasSchema>

@@ -1,5 +1,6 @@
 import type { Config, ProviderConfig } from '../config'
 import type { AliasEntry, ModelEntry } from './catalog-schema'
+import { isModelServed } from './coverage'
 
 /**
  * The models this gateway serves, from the config: a model is available when at least one of
@@ -15,11 +16,8 @@ export class Catalog {
     /** Unix seconds shown as every catalogue model's `created`. */
     readonly created: number = Math.floor(Date.now() / 1000),
   ) {
-    const usable = (model: ModelEntry) => model.routes.some((route) => config.providers.get(route.provider)?.configured)
-    this.models = new Map(config.models.filter(usable).map((model) => [model.id, model]))
-    this.aliases = new Map(
-      config.aliases.filter((alias) => alias.targets.some((target) => this.models.has(target))).map((alias) => [alias.id, alias]),
-    )
+    this.models = new Map(config.models.filter((model) => isModelServed(model, config.providers)).map((model) => [model.id, model]))
+    this.aliases = new Map(config.aliases.filter((alias) => alias.targets.some((target) => this.models.has(target))).map((alias) => [alias.id, alias]))
     this.providers = config.providers
   }
 

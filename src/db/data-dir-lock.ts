@@ -17,8 +17,7 @@ export function lockDataDir(dataDir: string): () => void {
       const owner = Number(readFileSync(path, 'utf8').trim())
       if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
         throw new Error(
-          `The embedded database in ${dataDir} is in use by process ${owner}. ` +
-            'Stop it first, or use the admin API of the running gateway (/admin/v1).',
+          `The embedded database in ${dataDir} is in use by process ${owner}. ` + 'Stop it first, or use the admin API of the running gateway (/admin/v1).',
         )
       }
       rmSync(path, { force: true })

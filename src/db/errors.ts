@@ -50,7 +50,8 @@ const MAX_DESCRIPTION_LENGTH = 200
  * `value "…" is out of range`) is a statement parameter; a quoted name after one of these words
  * is the schema's own (a constraint, a column) and helps whoever reads the log.
  */
-const QUOTED_VALUE = /(?<!\b(?:constraint|relation|column|table|index|type|enum|encoding|schema|function|database|role|sequence|trigger|view|operator|extension) )"[^"]*"/gi
+const QUOTED_VALUE =
+  /(?<!\b(?:constraint|relation|column|table|index|type|enum|encoding|schema|function|database|role|sequence|trigger|view|operator|extension) )"[^"]*"/gi
 
 /**
  * A short, parameter-free description for a log line: the innermost error's code and the

@@ -3,10 +3,14 @@ import m0 from '../../drizzle/0000_init.sql' with { type: 'text' }
 import m1 from '../../drizzle/0001_billing.sql' with { type: 'text' }
 import m2 from '../../drizzle/0002_open-holds-only.sql' with { type: 'text' }
 import m3 from '../../drizzle/0003_money-checks.sql' with { type: 'text' }
+import m4 from '../../drizzle/0004_usage-rollups.sql' with { type: 'text' }
+import m5 from '../../drizzle/0005_reporting-indexes.sql' with { type: 'text' }
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: '0000_init', sql: m0 },
   { tag: '0001_billing', sql: m1 },
   { tag: '0002_open-holds-only', sql: m2 },
   { tag: '0003_money-checks', sql: m3 },
+  { tag: '0004_usage-rollups', sql: m4 },
+  { tag: '0005_reporting-indexes', sql: m5 },
 ]

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { bigint, check, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { bigint, check, index, integer, jsonb, numeric, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 
 /**
  * Money is integer micro-credits (1 credit = 1,000,000) in bigint columns everywhere.
@@ -10,11 +10,16 @@ import { bigint, check, index, integer, jsonb, pgTable, primaryKey, text, timest
 const micros = (name: string) => bigint(name, { mode: 'bigint' })
 const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow()
 
-export const accounts = pgTable('accounts', {
-  id: text('id').primaryKey(),
-  name: text('name').notNull(),
-  createdAt: createdAt(),
-})
+export const accounts = pgTable(
+  'accounts',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    createdAt: createdAt(),
+  },
+  // Admin lists read newest first, a page at a time after a (created_at, id) cursor.
+  (table) => [index('accounts_created').on(table.createdAt, table.id)],
+)
 
 export type PayerKind = 'wallet' | 'key_allotment' | 'user_allotment'
 
@@ -62,7 +67,12 @@ export const apiKeys = pgTable(
     revokedAt: timestamp('revoked_at', { withTimezone: true }),
     createdAt: createdAt(),
   },
-  (table) => [uniqueIndex('api_keys_secret_hash').on(table.secretHash), index('api_keys_account').on(table.accountId)],
+  // Admin lists read newest first after a (created_at, id) cursor, of every key or of one account's.
+  (table) => [
+    uniqueIndex('api_keys_secret_hash').on(table.secretHash),
+    index('api_keys_account_created').on(table.accountId, table.createdAt, table.id),
+    index('api_keys_created').on(table.createdAt, table.id),
+  ],
 )
 
 /** People signed in through the identity provider, known by issuer and subject. */
@@ -74,7 +84,7 @@ export const users = pgTable(
     subject: text('subject').notNull(),
     createdAt: createdAt(),
   },
-  (table) => [uniqueIndex('users_identity').on(table.issuer, table.subject)],
+  (table) => [uniqueIndex('users_identity').on(table.issuer, table.subject), index('users_created').on(table.createdAt, table.id)],
 )
 
 /**
@@ -98,7 +108,8 @@ export const holds = pgTable(
     env: text('env'),
     amount: micros('amount').notNull(),
     model: text('model').notNull(),
-    route: text('route').notNull(),
+    /** The provider the call went to (the column keeps its first name, `route`). */
+    provider: text('route').notNull(),
     /** The gateway process that owns the hold and keeps extending its expiry while alive. */
     instanceId: text('instance_id').notNull(),
     /** Calendar month (UTC, `YYYY-MM`) whose key spend counts this hold while it is open. */
@@ -154,7 +165,8 @@ export const ledgerEntries = pgTable(
     requestId: text('request_id'),
     holdId: text('hold_id'),
     model: text('model'),
-    route: text('route'),
+    /** The provider the call went to (the column keeps its first name, `route`). */
+    provider: text('route'),
     usage: jsonb('usage').$type<Record<string, unknown>>(),
     uncollected: micros('uncollected').notNull().default(sql`0`),
     idempotencyKey: text('idempotency_key'),
@@ -170,6 +182,40 @@ export const ledgerEntries = pgTable(
     index('ledger_key').on(table.keyId, table.id).where(sql`${table.keyId} is not null`),
     index('ledger_user').on(table.userSub, table.id).where(sql`${table.userSub} is not null`),
     index('ledger_request').on(table.requestId),
+  ],
+)
+
+/**
+ * Billed requests summed per hour (UTC) and party: one row per hour, account, key, user and
+ * model, over the ledger's charge entries. Written by the statement that writes the charges
+ * (billing/hold-statements.ts), so a summary never disagrees with the ledger
+ * (docs/billing.md#usage-rollups). A party a charge does not have is '' rather than null, so
+ * the primary key covers every row. Sums that an untrusted upstream could push past bigint
+ * (tokens, recorded costs) are `numeric`: a rollup never overflows and so never fails a charge.
+ */
+export const usageRollups = pgTable(
+  'usage_rollups',
+  {
+    hour: timestamp('hour', { withTimezone: true }).notNull(),
+    accountId: text('account_id').notNull().default(''),
+    keyId: text('key_id').notNull().default(''),
+    userSub: text('user_sub').notNull().default(''),
+    model: text('model').notNull().default(''),
+    requests: bigint('requests', { mode: 'bigint' }).notNull().default(sql`0`),
+    inputTokens: numeric('input_tokens').notNull().default('0'),
+    outputTokens: numeric('output_tokens').notNull().default('0'),
+    cacheReadTokens: numeric('cache_read_tokens').notNull().default('0'),
+    cacheWriteTokens: numeric('cache_write_tokens').notNull().default('0'),
+    /** Micro-credits charged (the ledger's charge amounts). */
+    cost: numeric('cost').notNull().default('0'),
+    /** Micro-credits recorded beyond the holds and not taken. */
+    uncollected: numeric('uncollected').notNull().default('0'),
+  },
+  (table) => [
+    primaryKey({ columns: [table.hour, table.accountId, table.keyId, table.userSub, table.model] }),
+    // A key's own usage (GET /v1/usage) and an account's or key's summaries read by party, then time.
+    index('usage_rollups_key').on(table.keyId, table.hour),
+    index('usage_rollups_account').on(table.accountId, table.hour),
   ],
 )
 

@@ -1,14 +1,15 @@
-import type { ProviderConfig } from '../config'
 import { ClientClosedError, UpstreamTimeoutError } from '../errors/kinds'
-import type { ProviderAdapter, UpstreamTarget } from '../providers/adapter'
-import type { VideoOutcome, VideoRequest } from '../spec/video'
+import type { UpstreamTarget, VideoCapability } from '../providers/adapter'
+import type { VideoOutcome, VideoRequest } from '../canonical/video'
+import type { Route } from './surface'
 
-/** One route able to make videos, as the videos dispatcher plans it. */
-export interface VideoRoute {
-  provider: ProviderConfig
-  upstreamModel: string
-  generate: NonNullable<ProviderAdapter['generateVideo']>
-  cancel: ProviderAdapter['cancelVideoJob']
+/** A route whose API makes videos, as the videos surface plans it. */
+export type VideoRoute = Route & { video: VideoCapability }
+
+/** The route when its API has the video capability, else unusable. */
+export function videoRoute(route: Route): VideoRoute | undefined {
+  const { video } = route.adapter
+  return video ? { ...route, video } : undefined
 }
 
 /**
@@ -25,6 +26,7 @@ export interface VideoRoute {
  */
 export async function runVideoJob(route: VideoRoute, request: VideoRequest, clientSignal: AbortSignal): Promise<VideoOutcome> {
   const { provider } = route
+  const { video } = route
   const stopWaiting = new AbortController()
   let deadlinePassed = false
   let cancelledForClient = false
@@ -32,13 +34,14 @@ export async function runVideoJob(route: VideoRoute, request: VideoRequest, clie
     deadlinePassed = true
     stopWaiting.abort()
   }, provider.jobTimeoutMs)
-  const target: UpstreamTarget = { provider, model: route.upstreamModel, signal: stopWaiting.signal }
+  // Video jobs are not traced as attempts (they poll for minutes): nothing extra is sent.
+  const target: UpstreamTarget = { provider, model: route.upstreamModel, signal: stopWaiting.signal, headers: {} }
 
   let jobId: string | undefined
   let announce: () => void = () => {}
   // Settles once the job has an id, or once the attempt ended without one.
   const submitted = new Promise<void>((resolve) => (announce = resolve))
-  const running = route.generate(target, request, (id) => {
+  const running = video.generate(target, request, (id) => {
     jobId = id
     announce()
   })
@@ -46,12 +49,12 @@ export async function runVideoJob(route: VideoRoute, request: VideoRequest, clie
 
   /** Asks the API to cancel the job; false when there is no job yet, no way to, or the API refused. */
   const cancelJob = async (): Promise<boolean> => {
-    if (jobId === undefined || !route.cancel) return false
+    if (jobId === undefined || !video.cancel) return false
     // The waiting signal may be aborted already: the cancel request has its own bound.
     const bound = new AbortController()
     const timer = setTimeout(() => bound.abort(), provider.timeoutMs)
     try {
-      await route.cancel({ ...target, signal: bound.signal }, jobId)
+      await video.cancel({ ...target, signal: bound.signal }, jobId)
       return true
     } catch {
       return false
@@ -60,7 +63,7 @@ export async function runVideoJob(route: VideoRoute, request: VideoRequest, clie
     }
   }
   const onClientGone = async () => {
-    if (!route.cancel) return
+    if (!video.cancel) return
     // A submit in flight is let finish: aborting it could leave a job upstream with no id to cancel.
     await submitted
     if (await cancelJob()) {

@@ -2,7 +2,7 @@
  * The one error type the gateway throws on purpose. Anything else that escapes a handler is a
  * bug and is rendered as a bare 500 without details (see render.ts).
  *
- * `type` is the messages-format error type of CONTRACT.md §6; the OpenAI envelope carries it as
+ * `type` is the messages-format error type of docs/api.md#codes; the OpenAI envelope carries it as
  * its `type` too, so both kinds of client read the same words.
  */
 export abstract class GatewayError extends Error {

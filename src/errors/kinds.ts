@@ -12,7 +12,7 @@ export class ModelNotSupportedError extends GatewayError {
   readonly type = 'invalid_request_error'
 }
 
-/** The provider's safety filters withheld the result (CONTRACT.md §7): not billed. */
+/** The provider's safety filters withheld the result (docs/billing.md#release): not billed. */
 export class ContentPolicyError extends GatewayError {
   readonly status = 400
   readonly code = 'content_policy_violation'
@@ -162,7 +162,7 @@ export class StreamIdleTimeoutError extends UpstreamTimeoutError {}
 
 /**
  * The client left before its answer was ready. Nobody reads the response; the status says so
- * in the request log (nginx's 499, CONTRACT.md §8).
+ * in the request log (nginx's 499, docs/operations.md#logs).
  */
 export class ClientClosedError extends GatewayError {
   readonly status = 499

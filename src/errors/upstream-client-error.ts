@@ -4,10 +4,10 @@ import { UpstreamError } from './kinds'
 
 /**
  * An upstream's own 4xx that is the client's fault (context too long, bad parameter): it
- * reaches the client with the upstream's status, message and code (CONTRACT.md §6–7). The
+ * reaches the client with the upstream's status, message and code (docs/api.md#upstream-errors). The
  * upstream's words are scrubbed here, where every such error is made, because an upstream may
- * quote a credential (OpenAI's "Incorrect API key provided: sk-…" is a 401 on one route and a
- * 400 behind some compatible servers).
+ * quote a credential (OpenAI's "Incorrect API key provided: sk-…" is a 401 from OpenAI itself
+ * and a 400 behind some compatible servers).
  */
 export class UpstreamClientError extends GatewayError {
   readonly type: string
@@ -51,7 +51,7 @@ export interface UpstreamErrorDetails {
 
 /**
  * The gateway error for an upstream error response: the client's fault keeps the upstream's
- * status, message and code (CONTRACT.md §7); anything else says the upstream failed, without
+ * status, message and code (docs/api.md#upstream-errors); anything else says the upstream failed, without
  * repeating the upstream's words (they may name keys). `read` knows the provider's envelope.
  */
 export function upstreamErrorFrom(status: number, text: string, read: (body: unknown) => UpstreamErrorDetails | undefined): GatewayError {

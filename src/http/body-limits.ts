@@ -4,7 +4,7 @@ const MiB = 1024 * 1024
 
 /**
  * Per-path limits on request bodies, each the largest size accepted: under 10 MiB for videos
- * (API.md §8 says "under", so exactly 10 MiB is already too large), a 25 MiB audio file plus
+ * (docs/api.md#limits says "under", so exactly 10 MiB is already too large), a 25 MiB audio file plus
  * its form for transcriptions, 32 MB (Anthropic's own limit for messages) for the rest.
  */
 const LIMITS: Record<string, number> = { '/v1/videos/generations': 10 * MiB - 1, '/v1/audio/transcriptions': 26 * MiB }
@@ -76,7 +76,10 @@ export async function* boundedChunks(request: Request, limit: number, timing: Bo
   }
 }
 
-async function readWithin(reader: ReadableStreamDefaultReader<Uint8Array>, waitMs: number): Promise<Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>['read']>> | typeof TIMED_OUT> {
+async function readWithin(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  waitMs: number,
+): Promise<Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>['read']>> | typeof TIMED_OUT> {
   if (waitMs <= 0) return TIMED_OUT
   let timer: ReturnType<typeof setTimeout> | undefined
   const silence = new Promise<typeof TIMED_OUT>((resolve) => {
@@ -98,7 +101,8 @@ export async function readLimited(request: Request, limit: number, timing: BodyT
     size += chunk.byteLength
   }
   // Most bodies arrive in one chunk: no copy.
-  if (chunks.length === 1) return chunks[0]!
+  const [only] = chunks
+  if (chunks.length === 1 && only) return only
   const bytes = new Uint8Array(size)
   let offset = 0
   for (const chunk of chunks) {

@@ -1,23 +1,21 @@
 import { ValidationError } from 'elysia'
-import { describeDatabaseError } from '../db/errors'
 import { GatewayError } from '../errors/gateway-error'
-import { InternalError, InvalidRequestError, MethodNotAllowedError, NotFoundError } from '../errors/kinds'
-import { asGatewayError, renderError, surfaceOfPath } from '../errors/render'
-import { logEvent } from '../observability/log'
-import { pointerToPath } from '../util/json-pointer'
-import { describeSchemaError } from '../util/schema-errors'
-import type { RouteMethods } from './method-check'
+import { InvalidRequestError, MethodNotAllowedError, NotFoundError } from '../errors/kinds'
+import { asGatewayError, renderError, envelopeOfPath } from '../errors/render'
+import type { EndpointMethods } from './method-check'
+import { invalidRequestFor } from './schema-check'
+import { contextOf } from './request-context'
 
 /**
  * The one place errors become responses: whatever was thrown, wherever, is rendered in the
  * envelope of the surface the client called.
  */
-export function renderFrameworkError(code: string | number, error: unknown, request: Request, methods: RouteMethods): Response {
+export function renderFrameworkError(code: string | number, error: unknown, request: Request, methods: EndpointMethods): Response {
   const pathname = new URL(request.url).pathname
-  return renderError(toGatewayError(code, error, request.method, pathname, methods), surfaceOfPath(pathname))
+  return renderError(toGatewayError(code, error, request, pathname, methods), envelopeOfPath(pathname))
 }
 
-function toGatewayError(code: string | number, error: unknown, method: string, pathname: string, methods: RouteMethods): GatewayError {
+function toGatewayError(code: string | number, error: unknown, request: Request, pathname: string, methods: EndpointMethods): GatewayError {
   if (error instanceof GatewayError) return error
   if (error instanceof ValidationError) return validationError(error)
   switch (code) {
@@ -29,51 +27,21 @@ function toGatewayError(code: string | number, error: unknown, method: string, p
     case 'NOT_FOUND': {
       const allowed = methods.allowed(pathname)
       if (allowed.length > 0) {
-        return new MethodNotAllowedError(`${method} is not allowed on ${pathname}; use ${allowed.join(' or ')}.`, {
+        return new MethodNotAllowedError(`${request.method} is not allowed on ${pathname}; use ${allowed.join(' or ')}.`, {
           headers: { allow: allowed.join(', ') },
         })
       }
-      return new NotFoundError(`No route ${method} ${pathname}.`)
+      return new NotFoundError(`No endpoint ${request.method} ${pathname}.`)
     }
-    default: {
-      const mapped = asGatewayError(error)
-      // A database outage is answered 503 and noted where it is recognised; only bugs get a trace.
-      if (mapped instanceof InternalError) logUnhandled(error)
-      return mapped
-    }
+    default:
+      // A database outage is answered 503 and noted where it is recognised; a bug gets a trace there too.
+      return asGatewayError(error, contextOf(request)?.requestId)
   }
 }
 
 function validationError(error: ValidationError): InvalidRequestError {
   const first = error.all[0]
-  const param = first && 'path' in first ? pointerToPath(first.path) : ''
-  const where = error.type === 'body' ? '' : ` in the ${error.type}`
-  const message = first && 'schema' in first ? describeSchemaError(first) : 'Invalid value'
-  if (!param) return new InvalidRequestError(`Invalid request${where}: ${message}.`)
-  return new InvalidRequestError(`Invalid value for '${param}'${where}: ${message}.`, { param })
-}
-
-/**
- * A bug's trace for the operator, as one bounded event: what failed, described without the
- * statement or its parameters (Drizzle's message carries both, and a key lookup's parameters
- * include its secret_hash), and where, as stack frames without the message line that heads a
- * stack and would repeat it.
- */
-function logUnhandled(error: unknown): void {
-  logEvent('error', 'unhandled error', {
-    error_name: error instanceof Error ? error.name : typeof error,
-    error: describeDatabaseError(error),
-    stack: stackFrames(error),
-  })
-}
-
-const MAX_STACK_FRAMES = 6
-
-function stackFrames(error: unknown): string[] | undefined {
-  if (!(error instanceof Error) || !error.stack) return undefined
-  return error.stack
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line.startsWith('at '))
-    .slice(0, MAX_STACK_FRAMES)
+  if (!first || !('path' in first) || !('schema' in first))
+    return new InvalidRequestError(`Invalid request${error.type === 'body' ? '' : ` in the ${error.type}`}: Invalid value.`)
+  return invalidRequestFor(first, error.type)
 }

@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import { checkAdminToken } from '../auth/admin-token'
 import type { Caller } from '../auth/authenticate'
-import { ruleFor } from '../auth/route-rules'
+import { ruleFor } from '../auth/endpoint-rules'
 import type { Services } from '../services'
 import { NotFoundError } from '../errors/kinds'
 import { bodyLimitFor, checkDeclaredLength } from './body-limits'
@@ -12,8 +12,8 @@ import { contextOf } from './request-context'
 const ANONYMOUS: Caller = { kind: 'anonymous' }
 
 /**
- * The per-request steps every route shares, in order: refuse a body whose declared length is
- * over its path's limit, find who is calling (the route rules table for /v1, the admin token
+ * The per-request steps every endpoint shares, in order: refuse a body whose declared length is
+ * over its path's limit, find who is calling (the endpoint rules table for /v1, the admin token
  * for /admin), and only then read the body and complain about one that could not be read.
  * Schema validation comes after, so a caller without credentials learns nothing about the
  * body's shape and costs no more than its headers.
@@ -27,9 +27,11 @@ export function gatewayContext(services: Services) {
       return UNREAD_BODY
     })
     .derive({ as: 'global' }, async (handlerContext) => {
-      const { request, route } = handlerContext
+      // Elysia's `route` is the path template of the endpoint that matched (`/admin/v1/keys/:id`).
+      const { request, route: pathTemplate } = handlerContext
       const context = contextOf(request)
-      const caller = await identify(services, request, route)
+      const authenticate = () => identify(services, request, pathTemplate)
+      const caller = await (context ? context.record.time('authenticate', authenticate) : authenticate())
       if (context) context.caller = caller
       // Replaced in place: schema validation, which runs next, reads the context's body.
       if (handlerContext.body instanceof UnreadBody) handlerContext.body = await readRequestBody(request)
@@ -38,15 +40,15 @@ export function gatewayContext(services: Services) {
     })
 }
 
-async function identify(services: Services, request: Request, route: string): Promise<Caller> {
-  if (route.startsWith('/admin/')) {
+async function identify(services: Services, request: Request, pathTemplate: string): Promise<Caller> {
+  if (pathTemplate.startsWith('/admin/')) {
     checkAdminToken(services.config.adminToken, request.headers)
     return ANONYMOUS
   }
-  const rule = ruleFor(request.method, route)
+  const rule = ruleFor(request.method, pathTemplate)
   if (rule) return services.authenticator.authenticate(rule, request.headers)
-  // Fail closed: an API route the rules table does not name is served to nobody.
-  if (route.startsWith('/v1/')) throw new NotFoundError(`No route ${request.method} ${route}.`)
+  // Fail closed: an API endpoint the rules table does not name is served to nobody.
+  if (pathTemplate.startsWith('/v1/')) throw new NotFoundError(`No endpoint ${request.method} ${pathTemplate}.`)
   return ANONYMOUS
 }
 

@@ -1,6 +1,6 @@
 /**
  * Requests that hold their connection open while the gateway waits on the upstream (a video
- * generation can take ten minutes, API.md §8). Bun's idle timeout, at most 255 s, would cut
+ * generation can take ten minutes, docs/api.md#limits). Bun's idle timeout, at most 255 s, would cut
  * them: the server lifts it for these requests alone.
  */
 const LONG_RUNNING = new Set(['/v1/videos/generations'])

@@ -95,15 +95,16 @@ export async function readMultipartForm(chunks: AsyncIterable<Uint8Array>, bound
         return true
       }
       case 'content': {
+        if (!part) throw malformed('content arrived before any part headers')
         const found = pending.indexOf(delimiter)
         if (found < 0) {
           // Everything but what could be the start of a delimiter split across chunks.
           const safe = Math.max(0, pending.length - delimiter.length + 1)
-          if (safe > 0) part!.chunks.push(pending.subarray(0, safe))
+          if (safe > 0) part.chunks.push(pending.subarray(0, safe))
           pending = pending.subarray(safe)
           return false
         }
-        if (found > 0) part!.chunks.push(pending.subarray(0, found))
+        if (found > 0) part.chunks.push(pending.subarray(0, found))
         pending = pending.subarray(found + delimiter.length)
         state = 'after-delimiter'
         return true
@@ -151,8 +152,8 @@ function dispositionParameters(disposition: string): Map<string, string> {
   const parameters = new Map<string, string>()
   const pattern = /;\s*([^\s=;]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;]*))/g
   for (const match of disposition.matchAll(pattern)) {
-    const key = match[1]!.toLowerCase()
-    const value = match[2] !== undefined ? match[2].replace(/\\(.)/g, '$1') : match[3]!.trim()
+    const key = (match[1] ?? '').toLowerCase()
+    const value = match[2] !== undefined ? match[2].replace(/\\(.)/g, '$1') : (match[3] ?? '').trim()
     if (!parameters.has(key)) parameters.set(key, value)
   }
   return parameters
@@ -170,5 +171,5 @@ function formRecord(parts: Part[]): FormRecord {
     else grouped.set(part.name, [value])
   }
   // fromEntries defines own properties, so a part named __proto__ cannot reach the prototype.
-  return Object.fromEntries([...grouped].map(([name, values]) => [name, values.length === 1 ? values[0]! : values]))
+  return Object.fromEntries([...grouped].map(([name, values]) => [name, values.length === 1 && values[0] !== undefined ? values[0] : values]))
 }

@@ -12,7 +12,7 @@ export class UnreadBody {}
 export const UNREAD_BODY = new UnreadBody()
 
 /**
- * The body as the routes expect it: a multipart form as a record of fields and files, anything
+ * The body as the endpoints expect it: a multipart form as a record of fields and files, anything
  * else as JSON (or a MalformedBody). Both are read under the path's size limit and the body
  * timing of body-limits.ts.
  */

@@ -1,9 +1,12 @@
 import type { Caller } from '../auth/authenticate'
+import type { RequestRecord } from '../observability/request-record'
 
 /** What the gateway learns about one request while handling it, for its handler and its log line. */
 export interface RequestContext {
   requestId: string
   caller?: Caller
+  /** What the request did, for the log, metrics and traces when it ends. */
+  record: RequestRecord
 }
 
 const contexts = new WeakMap<Request, RequestContext>()

@@ -1,35 +1,73 @@
-import type { RequestContext } from './request-context'
+import type { Caller } from '../auth/authenticate'
+import { meetsLevel, type LogLevel } from '../observability/log'
+import type { RequestOutcome, RequestRecord, UpstreamAttempt } from '../observability/request-record'
 
 export type LogSink = (line: string) => void
 
 /**
- * One JSON line per request. Never headers, bodies or the raw path: they carry credentials
- * and whatever a client chose to send (an id with a NUL in it, a pasted key, kilobytes of
- * path). `route` is the route's template, null for a path no route serves, so every field is
- * an id, a number or a fixed word and the line stays short.
+ * One JSON line per request, written when it ends: a stream when its last byte goes out or its
+ * client leaves. It explains the request: which model served it, every upstream attempt with its
+ * status or failure reason (a failover past a refused provider key shows here, not only in the
+ * ledger), the tokens and credits charged, who paid, and how it ended (docs/operations.md#logs).
+ *
+ * Never headers, bodies or the raw path: they carry credentials and whatever a client chose to
+ * send (an id with a NUL in it, a pasted key, kilobytes of path). `route` is the endpoint's path
+ * template, null for a path no endpoint serves, and `model` a gateway id the request resolved,
+ * so every field is an id, a number or a fixed word and the line stays short.
  */
-export function logRequest(
-  sink: LogSink | undefined,
-  request: Request,
-  response: Response,
-  context: RequestContext,
-  latencyMs: number,
-  route: string | undefined,
-): void {
+export function logRequest(sink: LogSink | undefined, record: RequestRecord, caller: Caller | undefined, threshold: LogLevel = 'info'): void {
   if (!sink) return
-  const caller = context.caller
+  const outcome = record.outcome ?? 'error'
+  const level = LEVEL_OF_OUTCOME[outcome]
+  if (!meetsLevel(level, threshold)) return
+  const durationMs = milliseconds(record.durationMs ?? 0)
+  const usage = record.charge?.usage
+  const keyId = caller?.kind === 'api-key' ? caller.key.id : null
+  const userId = caller?.kind === 'user' ? caller.user.id : null
   sink(
     JSON.stringify({
       time: new Date().toISOString(),
-      request_id: context.requestId,
-      method: KNOWN_METHODS.has(request.method) ? request.method : 'OTHER',
-      route: route ?? null,
-      status: response.status,
-      latency_ms: Math.round(latencyMs * 100) / 100,
-      key_id: caller?.kind === 'api-key' ? caller.key.id : null,
-      user_id: caller?.kind === 'user' ? caller.user.id : null,
+      level,
+      request_id: record.requestId,
+      method: KNOWN_METHODS.has(record.method) ? record.method : 'OTHER',
+      route: record.pathTemplate ?? null,
+      status: record.status,
+      duration_ms: durationMs,
+      // The field's name before `duration_ms`, kept for the readers that know it.
+      latency_ms: durationMs,
+      model: record.model ?? null,
+      attempts: record.attempts.map(attemptFields),
+      tokens: usage ? { input: usage.inputTokens, output: usage.outputTokens, cache_read: usage.cacheReadTokens, cache_write: usage.cacheWriteTokens } : null,
+      cost: record.charge?.cost ?? 0,
+      payer: keyId ?? userId,
+      outcome,
+      key_id: keyId,
+      user_id: userId,
     }),
   )
+}
+
+/**
+ * A request that went as planned, or that its client left, is `info`; one the gateway refused
+ * (a 4xx of its own: a bad key, an empty wallet, a rate limit) is `warn`; one an upstream or
+ * the gateway failed is `error`, so `TOLLGATE_LOG_LEVEL=warn` keeps only what went wrong.
+ */
+const LEVEL_OF_OUTCOME: Record<RequestOutcome, LogLevel> = {
+  ok: 'info',
+  client_closed: 'info',
+  refused: 'warn',
+  upstream_error: 'error',
+  error: 'error',
+}
+
+function attemptFields(attempt: UpstreamAttempt): object {
+  const result = attempt.status !== undefined ? { status: attempt.status } : { reason: attempt.reason ?? 'unknown' }
+  return { provider: attempt.provider, ...result, duration_ms: milliseconds(attempt.durationMs) }
+}
+
+/** Hundredths of a millisecond: finer is noise, and the line stays short. */
+function milliseconds(value: number): number {
+  return Math.round(value * 100) / 100
 }
 
 /** A client may send any token as its method; the log names only the ones HTTP defines. */

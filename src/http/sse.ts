@@ -15,8 +15,7 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator
   let event: { event?: string; id?: string; data: string[] } = { data: [] }
   for await (const chunk of body) {
     buffer += decoder.decode(chunk, { stream: true })
-    let lineEnd: number
-    while ((lineEnd = findLineEnd(buffer)) >= 0) {
+    for (let lineEnd = findLineEnd(buffer); lineEnd >= 0; lineEnd = findLineEnd(buffer)) {
       const line = buffer.slice(0, lineEnd)
       // A CR at the very end may be the first half of CRLF: wait for the next chunk.
       const separator = buffer[lineEnd] === '\r' && buffer[lineEnd + 1] === '\n' ? 2 : 1

@@ -10,7 +10,7 @@ import { dlopen, FFIType, ptr, type Pointer } from 'bun:ffi'
  * keeps the process id, so supervisors, `kill -9` and exit codes see one process, as before.
  */
 
-/** Bun's own ceiling for the variable (docs/runtime/networking/fetch.mdx). */
+/** Bun's own ceiling for the variable (https://bun.sh/docs/runtime/networking/fetch). */
 export const MAX_FETCH_CONCURRENCY = 65_535
 
 const BUN_VARIABLE = 'BUN_CONFIG_MAX_HTTP_REQUESTS'

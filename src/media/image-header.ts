@@ -86,7 +86,7 @@ function jpegHeader(bytes: Uint8Array, view: DataView): ImageHeader | undefined 
   let offset = 2
   while (offset + 4 <= bytes.length) {
     if (bytes[offset] !== 0xff) return undefined
-    const marker = bytes[offset + 1]!
+    const marker = view.getUint8(offset + 1)
     // Fill bytes before a marker.
     if (marker === 0xff) {
       offset++
@@ -114,7 +114,7 @@ function jpegHeader(bytes: Uint8Array, view: DataView): ImageHeader | undefined 
 function gifHeader(bytes: Uint8Array, view: DataView): ImageHeader | undefined {
   let width = view.getUint16(6, true)
   let height = view.getUint16(8, true)
-  const screenFlags = bytes[10]!
+  const screenFlags = view.getUint8(10)
   let offset = 13 + (screenFlags & 0x80 ? 3 * 2 ** ((screenFlags & 0x07) + 1) : 0)
   let frames = 0
   const skipSubBlocks = () => {

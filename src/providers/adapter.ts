@@ -1,17 +1,29 @@
+import type { Answer, StreamPart } from '../canonical/answer'
+import type { Prompt } from '../canonical/prompt'
+import type { Usage } from '../canonical/usage'
+import type { VideoOutcome, VideoRequest } from '../canonical/video'
 import type { ProviderConfig } from '../config'
 import type { GatewayError } from '../errors/gateway-error'
-import type { Answer, StreamPart } from '../spec/answer'
-import type { Prompt } from '../spec/prompt'
-import type { VideoOutcome, VideoRequest } from '../spec/video'
-import type { Usage } from '../spec/usage'
 
-/** One upstream request: which provider, which of its models, and when to give up. */
+/** The one way an adapter reaches the network: global fetch in production, a fake in tests. */
+export type Fetch = (url: string, init: RequestInit) => Promise<Response>
+
+/** One upstream request: which provider, which of its models, when to give up, and what else to send. */
 export interface UpstreamTarget {
   provider: ProviderConfig
   /** The provider's own model id (a route's `model`). */
   model: string
   signal: AbortSignal
+  /**
+   * Headers the gateway adds to every request of the call (the trace's `traceparent`,
+   * docs/operations.md#traces); empty when tracing is off. Never a credential: the adapter sets its own after these.
+   */
+  headers: Record<string, string>
 }
+
+/** A JSON object body passed through to an API that speaks the client's format. */
+export type { JsonObject } from '../util/is-record'
+import type { JsonObject } from '../util/is-record'
 
 /** What a native messages request keeps of the client's request besides its body. */
 export interface MessagesPassthrough {
@@ -23,55 +35,89 @@ export interface MessagesPassthrough {
   query: string
 }
 
+/** OpenAI's chat completions format, spoken natively: the client's body passes through. */
+export interface ChatCapability {
+  send(target: UpstreamTarget, body: JsonObject): Promise<Response>
+  /** The canonical usage of a chat `usage` object; undefined when absent, UpstreamError when malformed. */
+  usage(reported: unknown): Usage | undefined
+}
+
+/** Anthropic's messages format, spoken natively: the client's body passes through. */
+export interface MessagesCapability {
+  send(target: UpstreamTarget, body: JsonObject, passthrough: MessagesPassthrough): Promise<Response>
+  /** The canonical usage of a messages `usage` object; undefined when absent, UpstreamError when malformed. */
+  usage(reported: unknown): Usage | undefined
+}
+
+/** OpenAI's Responses API, spoken natively (a provider may still turn it off with `responsesApi: false`). */
+export interface ResponsesCapability {
+  send(target: UpstreamTarget, body: JsonObject): Promise<Response>
+  /** The canonical usage of a Responses `usage` object; undefined when absent, UpstreamError when malformed. */
+  usage(reported: unknown): Usage | undefined
+}
+
+/** A conversation reached by translation: the canonical prompt out, canonical answers and parts back. */
+export interface TranslateCapability {
+  send(target: UpstreamTarget, prompt: Prompt): Promise<Response>
+  /** A whole answer in this API's format; UpstreamError when it is not one. */
+  readAnswer(body: unknown): Answer
+  /** A streamed answer as canonical parts; throws when the stream breaks or carries something malformed. */
+  readStream(body: ReadableStream<Uint8Array>): AsyncIterable<StreamPart>
+}
+
+/** Embeddings in this API's own format: how /v1/embeddings reaches an API that is not OpenAI's. */
+export interface EmbeddingsCapability {
+  send(target: UpstreamTarget, texts: string[], dimensions: number | undefined): Promise<Response>
+  /** The vectors of an answer, in input order; UpstreamError when the answer is not one. */
+  readVectors(body: unknown): number[][]
+}
+
+/** OpenAI's own media endpoints, below the `/v1` base. */
+export type MediaPath = '/embeddings' | '/images/generations' | '/audio/speech' | '/audio/transcriptions'
+
+/** OpenAI's media endpoints spoken natively: the body (JSON text or a form) goes as given. */
+export interface MediaCapability {
+  send(target: UpstreamTarget, path: MediaPath, body: BodyInit): Promise<Response>
+}
+
+/** Video generation, a job the gateway waits for. */
+export interface VideoCapability {
+  /**
+   * Submits the job, names it through `onStarted` as soon as the API gives it an id, polls
+   * every `pollIntervalMs` until it is done, and fetches the clip. Errors before the job exists
+   * are GatewayErrors (retryable ones may fail over). The target's signal stops the waiting
+   * only: the job upstream runs on unless `cancel` stops it.
+   */
+  generate(target: UpstreamTarget, request: VideoRequest, onStarted: (jobId: string) => void): Promise<VideoOutcome>
+  /**
+   * Cancels a started job; resolves once the API confirmed it, rejects when the API refused or
+   * could not be reached. Null where the API has no way to cancel: there a submitted job runs
+   * to its end (and costs the operator) whether anyone waits or not.
+   */
+  cancel: ((target: UpstreamTarget, jobId: string) => Promise<void>) | null
+}
+
+/** One problem with a provider's config entry: the field under the entry, and what is wrong. */
+export interface ProviderConfigProblem {
+  field: string
+  message: string
+}
+
 /**
- * What the gateway needs of an upstream API. Each `providers/<api>/` folder implements it;
- * nothing outside those folders knows a provider's wire format.
+ * What the gateway needs of an upstream API. Each `providers/<api>/` folder implements it with
+ * the capability groups its API has; a group is all there or absent. Nothing outside those
+ * folders knows a provider's wire format.
  */
 export interface ProviderAdapter {
-  /**
-   * Sends an OpenAI-format chat completions body. Present only where that is the API's native
-   * format (the body passes through); other APIs are reached by translation.
-   */
-  sendChatCompletion?(target: UpstreamTarget, body: Record<string, unknown>): Promise<Response>
-  /** The canonical usage of an OpenAI-format chat `usage` object, or undefined when absent. */
-  chatUsage?(usage: unknown): Usage | undefined
-  /** Sends a Responses API body, passed through: present where the API has that endpoint (a provider may still turn it off with `responsesApi: false`). */
-  sendResponses?(target: UpstreamTarget, body: Record<string, unknown>): Promise<Response>
-  /** The canonical usage of a Responses API `usage` object. */
-  responsesUsage?(usage: unknown): Usage | undefined
-  /** Sends an Anthropic messages body, passed through: present where that format is native. */
-  sendMessages?(target: UpstreamTarget, body: Record<string, unknown>, passthrough: MessagesPassthrough): Promise<Response>
-  /** The canonical usage of a messages `usage` object, or undefined when absent. */
-  messagesUsage?(usage: unknown): Usage | undefined
-  /**
-   * Sends a request to one of OpenAI's own endpoints (`path` below the `/v1` base: `/embeddings`,
-   * `/images/generations`, `/audio/speech`, `/audio/transcriptions`), body as given (JSON or a form).
-   */
-  sendOpenAiRequest?(target: UpstreamTarget, path: string, body: BodyInit): Promise<Response>
-  /** Embeds texts in this API's own format: how /v1/embeddings reaches a non-OpenAI API. */
-  sendEmbeddings?(target: UpstreamTarget, texts: string[], dimensions: number | undefined): Promise<Response>
-  /** The vectors of an embeddings answer in this API's format, in input order. */
-  readEmbeddings?(body: unknown): number[][]
-  /**
-   * Generates a video and waits for it: submits the job, names it through `onStarted` as soon
-   * as the API gives it an id, polls every `pollIntervalMs` until it is done, and fetches the
-   * clip. Errors before the job exists are GatewayErrors (retryable ones may fail over). The
-   * target's signal stops the waiting only: the job upstream runs on unless cancelVideoJob
-   * stops it.
-   */
-  generateVideo?(target: UpstreamTarget, request: VideoRequest, onStarted: (jobId: string) => void): Promise<VideoOutcome>
-  /**
-   * Cancels a started video job upstream; resolves once the API confirmed it, rejects when the
-   * API refused or could not be reached. Absent where the API has no way to cancel: there a
-   * submitted job runs to its end (and costs the operator) whether anyone waits or not.
-   */
-  cancelVideoJob?(target: UpstreamTarget, jobId: string): Promise<void>
-  /** Sends a canonical prompt in this API's own format: how a surface reaches it by translation. */
-  sendPrompt?(target: UpstreamTarget, prompt: Prompt): Promise<Response>
-  /** Reads a whole answer in this API's format. */
-  readAnswer?(body: unknown): Answer
-  /** Reads a streamed answer in this API's format as canonical parts; throws when the stream breaks. */
-  readStream?(body: ReadableStream<Uint8Array>): AsyncIterable<StreamPart>
-  /** The gateway error for an upstream error response (status and body text). */
+  chat?: ChatCapability
+  messages?: MessagesCapability
+  responses?: ResponsesCapability
+  translate?: TranslateCapability
+  embeddings?: EmbeddingsCapability
+  media?: MediaCapability
+  video?: VideoCapability
+  /** The gateway error for an upstream error response (status and body text), the body kept as its cause. */
   mapError(status: number, body: string): GatewayError
+  /** What this API requires of a provider entry beyond the common fields; [] when it is well formed. */
+  checkConfig(provider: ProviderConfig): ProviderConfigProblem[]
 }

@@ -1,18 +1,29 @@
 import type { ProviderConfig } from '../config'
-import type { ProviderAdapter } from './adapter'
+import type { Fetch, ProviderAdapter } from './adapter'
 import { anthropicAdapter } from './anthropic'
 import { geminiAdapter } from './gemini'
 import { openAiAdapter } from './openai'
 import { vertexAdapter } from './vertex'
 
-/** One line per upstream API. APIs without an adapter yet have no usable routes. */
-const ADAPTERS: Partial<Record<ProviderConfig['api'], ProviderAdapter>> = {
-  openai: openAiAdapter,
-  anthropic: anthropicAdapter,
-  vertex: vertexAdapter,
-  gemini: geminiAdapter,
+/** The upstream APIs a provider entry may name. */
+export type ProviderApi = ProviderConfig['api']
+
+/** One adapter per upstream API, every one reaching the network through `fetch`. */
+export function createAdapters(fetch: Fetch): Record<ProviderApi, ProviderAdapter> {
+  return {
+    openai: openAiAdapter(fetch),
+    anthropic: anthropicAdapter(fetch),
+    vertex: vertexAdapter(fetch),
+    gemini: geminiAdapter(fetch),
+  }
 }
 
-export function adapterFor(provider: ProviderConfig): ProviderAdapter | undefined {
+/**
+ * The adapters the gateway runs with: over the global fetch, looked up at each call rather
+ * than captured here, so whatever the runtime's fetch is when a request goes out is the one used.
+ */
+const ADAPTERS = createAdapters((url, init) => fetch(url, init))
+
+export function adapterFor(provider: Pick<ProviderConfig, 'api'>): ProviderAdapter {
   return ADAPTERS[provider.api]
 }

@@ -11,7 +11,7 @@ function randomByte(): number {
     randomFillSync(pool)
     offset = 0
   }
-  return pool[offset++]!
+  return pool[offset++] ?? 0
 }
 
 /** `length` characters drawn uniformly from [0-9a-zA-Z] by a CSPRNG (rejection sampling, no modulo bias). */

@@ -1,12 +1,18 @@
 import type { TSchema } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
 
 /** TypeBox's words for a failed value, made plainer where they are vague ("Expected union value"). */
-export function describeSchemaError(error: { message: string; schema: TSchema }): string {
-  const options: unknown[] | undefined = Array.isArray(error.schema.anyOf)
-    ? error.schema.anyOf.map((option: TSchema) => option.const)
-    : undefined
+export function describeSchemaError(error: { message: string; schema: TSchema; value?: unknown }): string {
+  const options: unknown[] | undefined = Array.isArray(error.schema.anyOf) ? error.schema.anyOf.map((option: TSchema) => option.const) : undefined
   if (options && options.length > 0 && options.every((option) => option !== undefined)) {
     return `Expected one of ${options.map((option) => JSON.stringify(option)).join(', ')}`
+  }
+  // A nullable field (a value or null): what is wrong with the value, as its own schema says.
+  if (Array.isArray(error.schema.anyOf) && error.schema.anyOf.length === 2) {
+    const members: TSchema[] = error.schema.anyOf
+    const other = members.find((member) => member.type !== 'null')
+    const inner = other && members.some((member) => member.type === 'null') ? Value.Errors(other, error.value).First() : undefined
+    if (inner) return `${describeSchemaError(inner)}${inner.path ? ` at ${inner.path}` : ''}, or null`
   }
   return error.message
 }

@@ -18,8 +18,16 @@ for (const kind of testDatabases) {
 
     test('answers 404 everywhere when TOLLGATE_ADMIN_TOKEN is unset, and 401 to a wrong token', async () => {
       const closed = startGateway(database, { config: testConfig({ TOLLGATE_ADMIN_TOKEN: undefined }) })
-      for (const [method, path] of [['POST', '/admin/v1/accounts'], ['GET', '/admin/v1/ledger'], ['GET', '/admin/v1/keys/x']] as const) {
-        expectError(await closed.call(method, path, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, body: method === 'POST' ? { name: 'x' } : undefined }), 404, 'not_found')
+      for (const [method, path] of [
+        ['POST', '/admin/v1/accounts'],
+        ['GET', '/admin/v1/ledger'],
+        ['GET', '/admin/v1/keys/x'],
+      ] as const) {
+        expectError(
+          await closed.call(method, path, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, body: method === 'POST' ? { name: 'x' } : undefined }),
+          404,
+          'not_found',
+        )
       }
       expectError(await harness.call('POST', '/admin/v1/accounts', { headers: { authorization: 'Bearer wrong' }, body: { name: 'x' } }), 401, 'invalid_api_key')
       expectError(await harness.call('POST', '/admin/v1/accounts', { body: { name: 'x' } }), 401, 'invalid_api_key')
@@ -27,7 +35,15 @@ for (const kind of testDatabases) {
 
     test('without TOLLGATE_ADMIN_TOKEN the admin API is undiscoverable: 404 to every method, nothing in /swagger', async () => {
       const closed = startGateway(database, { config: testConfig({ TOLLGATE_ADMIN_TOKEN: undefined }) })
-      const paths = ['/admin/v1/accounts', '/admin/v1/accounts/acct_x', '/admin/v1/keys', '/admin/v1/keys/key_x/revoke', '/admin/v1/ledger', '/admin/v1/users/allotment', '/admin/v1/nothing']
+      const paths = [
+        '/admin/v1/accounts',
+        '/admin/v1/accounts/acct_x',
+        '/admin/v1/keys',
+        '/admin/v1/keys/key_x/revoke',
+        '/admin/v1/ledger',
+        '/admin/v1/users/allotment',
+        '/admin/v1/nothing',
+      ]
       for (const path of paths) {
         for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD']) {
           for (const headers of [{}, { authorization: `Bearer ${ADMIN_TOKEN}` }] as Record<string, string>[]) {
@@ -50,7 +66,7 @@ for (const kind of testDatabases) {
     test('with the token set, a wrong method on an admin path is 405 with Allow, and /swagger documents the admin API', async () => {
       const wrong = await harness.call('DELETE', '/admin/v1/accounts', { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
       expectError(wrong, 405, 'method_not_allowed')
-      expect(wrong.headers.get('allow')).toBe('POST')
+      expect(wrong.headers.get('allow')).toBe('GET, POST')
       const spec = (await harness.call('GET', '/swagger/json')).json
       expect(Object.keys(spec.paths)).toContain('/admin/v1/keys')
       expect(spec.components.securitySchemes.adminToken).toBeDefined()
@@ -204,7 +220,23 @@ for (const kind of testDatabases) {
       const all = (await harness.admin('GET', `/ledger?account_id=${id}`)).json.data
       expect(all.map((entry: { amount: number }) => entry.amount)).toEqual([-0.5, 3, 2, 1])
       expect(Object.keys(all[0]).sort()).toEqual(
-        ['account_id', 'amount', 'created_at', 'env', 'id', 'key_id', 'kind', 'model', 'note', 'payer', 'request_id', 'route', 'uncollected', 'usage', 'user_sub'].sort(),
+        [
+          'account_id',
+          'amount',
+          'created_at',
+          'env',
+          'id',
+          'key_id',
+          'kind',
+          'model',
+          'note',
+          'payer',
+          'request_id',
+          'route',
+          'uncollected',
+          'usage',
+          'user_sub',
+        ].sort(),
       )
       expect((await harness.admin('GET', `/ledger?account_id=${id}&limit=2`)).json.data).toHaveLength(2)
       expectError(await harness.admin('GET', `/ledger?limit=0`), 400, 'invalid_request')

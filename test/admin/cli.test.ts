@@ -65,6 +65,32 @@ for (const kind of testDatabases) {
       ])
     }, 60_000)
 
+    test('lists accounts, updates a key (null clears) and exports the ledger as CSV with exact amounts', async () => {
+      const account = await tollgate(env, 'admin', 'accounts', 'create', '--name', 'Report CLI')
+      const id: string = account.json.id
+      await tollgate(env, 'admin', 'accounts', 'credit', '--id', id, '--amount', '0.000008', '--note', 'tiny, "quoted"')
+      const listed = await tollgate(env, 'admin', 'accounts', 'list', '--limit', '1')
+      expect(listed.json.data.map((row: { id: string }) => row.id)).toEqual([id])
+      expect(listed.stdout).toContain('"balance": 0.000008')
+      expect(listed.json.next_cursor).toBeString()
+
+      const key = await tollgate(env, 'admin', 'keys', 'create', '--account-id', id, '--env', 'prod', '--rpm', '5', '--tpm', '100')
+      const updated = await tollgate(env, 'admin', 'keys', 'update', '--id', key.json.id, '--rpm', '120', '--tpm', 'null', '--scopes', 'chat,wallet')
+      expect(updated.code).toBe(0)
+      expect(updated.json).toMatchObject({ id: key.json.id, rpm: 120, tpm: null, scopes: ['chat', 'wallet'] })
+      const badUpdate = await tollgate(env, 'admin', 'keys', 'update', '--id', key.json.id, '--rpm', '0')
+      expect(badUpdate.code).toBe(2)
+      expect(badUpdate.stdout).toContain('--rpm')
+
+      const csv = await tollgate(env, 'admin', 'ledger', '--account-id', id, '--format', 'csv')
+      expect(csv.code).toBe(0)
+      const lines = csv.stdout.split('\r\n')
+      expect(lines[0]).toStartWith('id,created_at,kind,amount,')
+      expect(lines[1]).toContain(',topup,0.000008,')
+      expect(lines[1]).toEndWith(',0.000000,"tiny, ""quoted"""')
+      expect(lines.slice(2)).toEqual([''])
+    }, 60_000)
+
     test('refuses bad input with a message naming the flag, and unknown commands with the usage', async () => {
       const badEnv = await tollgate(env, 'admin', 'keys', 'create', '--account-id', 'acct_x', '--env', 'staging')
       expect(badEnv.code).toBe(2)

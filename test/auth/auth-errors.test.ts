@@ -22,7 +22,12 @@ describe('authentication errors (API.md §5.3)', () => {
     upstream.start()
     database = await testDatabases[0]!.open()
     harness = startGateway(database, {
-      config: testConfig({ ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl), TOLLGATE_OIDC_ISSUER: idp.issuer, TOLLGATE_OIDC_AUDIENCE: idp.audience, TOLLGATE_OIDC_JWKS_URL: `${idp.issuer}/jwks` }),
+      config: testConfig({
+        ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl),
+        TOLLGATE_OIDC_ISSUER: idp.issuer,
+        TOLLGATE_OIDC_AUDIENCE: idp.audience,
+        TOLLGATE_OIDC_JWKS_URL: `${idp.issuer}/jwks`,
+      }),
       now: () => clock,
     })
   })
@@ -154,7 +159,7 @@ describe('authentication errors (API.md §5.3)', () => {
     expect((await harness.call('GET', '/v1/models', { headers: bearer(key) })).status).toBe(200)
   })
 
-  test('403 model_not_allowed: a model outside the key\'s allowed models', async () => {
+  test("403 model_not_allowed: a model outside the key's allowed models", async () => {
     const { key } = await harness.key({ allowed_models: ['anthropic/*', 'test/cheap'] })
     upstream.reset()
     expectError(await chat(bearer(key), 'test/smart'), 403, 'model_not_allowed')

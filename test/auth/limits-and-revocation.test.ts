@@ -44,12 +44,16 @@ describe('per-key limits and revocation across instances', () => {
     for (let i = 0; i < 5; i++) expect((await harness.call('GET', '/v1/models', { headers: bearer(free) })).status).toBe(200)
   })
 
-  test('tpm: once the minute\'s settled tokens reach the limit, requests wait for the next minute', async () => {
+  test("tpm: once the minute's settled tokens reach the limit, requests wait for the next minute", async () => {
     const upstream = new MockUpstream().start().always({ usage: { prompt_tokens: 80, completion_tokens: 30 } })
     try {
       const harness = gateway(mockCatalogEnv(upstream.baseUrl, upstream.baseUrl))
       const { key } = await harness.key({ tpm: 100 })
-      const chat = () => harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }], max_tokens: 50 } })
+      const chat = () =>
+        harness.call('POST', '/v1/chat/completions', {
+          headers: bearer(key),
+          body: { model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }], max_tokens: 50 },
+        })
       expect((await chat()).status).toBe(200)
       const limited = await chat()
       expectError(limited, 429, 'rate_limit_exceeded')
@@ -102,7 +106,11 @@ describe('per-key limits and revocation across instances', () => {
     const proxy = new TcpProxy(redis.hostname, Number(redis.port || 6379)).start()
     let now = 0
     const lines: { level: string; message: string }[] = []
-    const counter = new RedisHitCounter(proxy.urlFor(redis.href), { now: () => now, breakerOpenMs: 5000, log: (level, message) => void lines.push({ level, message }) })
+    const counter = new RedisHitCounter(proxy.urlFor(redis.href), {
+      now: () => now,
+      breakerOpenMs: 5000,
+      log: (level, message) => void lines.push({ level, message }),
+    })
     const name = `tollgate:test:breaker:${crypto.randomUUID()}`
     try {
       expect(await counter.add(name, 1, 60_000)).toBe(1)

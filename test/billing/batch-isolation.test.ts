@@ -10,11 +10,15 @@ import { expectBooksBalance } from '../support/ledger-checks'
 describe('group commit keeps its members apart', () => {
   test('a batch that fails on one member is written again one by one: only that member fails', async () => {
     const writes: number[][] = []
-    const batcher = new Batcher<number, string>(async (items) => {
-      writes.push(items)
-      if (items.includes(13)) throw Object.assign(new Error('value out of range'), { code: '22003' })
-      return items.map((item) => `ok ${item}`)
-    }, 500, 1)
+    const batcher = new Batcher<number, string>(
+      async (items) => {
+        writes.push(items)
+        if (items.includes(13)) throw Object.assign(new Error('value out of range'), { code: '22003' })
+        return items.map((item) => `ok ${item}`)
+      },
+      500,
+      1,
+    )
     const outcomes = await Promise.allSettled([1, 2, 13, 4].map((item) => batcher.submit(item)))
     expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled'])
     expect(outcomes.filter((outcome) => outcome.status === 'fulfilled').map((outcome) => outcome.value)).toEqual(['ok 1', 'ok 2', 'ok 4'])
@@ -24,10 +28,14 @@ describe('group commit keeps its members apart', () => {
 
   test('an outage fails the batch at once, without one retry per member', async () => {
     let writes = 0
-    const batcher = new Batcher<number, string>(async () => {
-      writes++
-      throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })
-    }, 500, 1)
+    const batcher = new Batcher<number, string>(
+      async () => {
+        writes++
+        throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })
+      },
+      500,
+      1,
+    )
     const outcomes = await Promise.allSettled([1, 2, 3, 4].map((item) => batcher.submit(item)))
     expect(outcomes.every((outcome) => outcome.status === 'rejected')).toBe(true)
     expect(writes).toBe(2)
@@ -40,7 +48,10 @@ for (const kind of testDatabases) {
 
     async function payerOf(options: Record<string, unknown> = {}) {
       const { id: keyId, key } = await suite.harness.key(options)
-      const caller = await suite.harness.services.authenticator.authenticate({ method: 'POST', path: '/v1/chat/completions', credentials: 'bearer', scope: 'chat' }, new Headers({ authorization: `Bearer ${key}` }))
+      const caller = await suite.harness.services.authenticator.authenticate(
+        { method: 'POST', path: '/v1/chat/completions', credentials: 'bearer', scope: 'chat' },
+        new Headers({ authorization: `Bearer ${key}` }),
+      )
       return { keyId, payer: await suite.harness.services.payers.payerFor(caller) }
     }
 
@@ -54,7 +65,7 @@ for (const kind of testDatabases) {
           requestId: `req_${index}`,
           // Postgres text cannot hold NUL: the statement carrying it fails, as any value the database refuses would.
           model: index === 100 ? 'poison\u0000model' : 'test/cheap',
-          route: 'a',
+          provider: 'a',
         })
         const outcomes = await Promise.allSettled(Array.from({ length: 200 }, (_, index) => suite.harness.services.holds.take(request(index))))
         expect(outcomes.filter((outcome) => outcome.status === 'rejected')).toHaveLength(1)

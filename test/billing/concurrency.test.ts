@@ -55,13 +55,17 @@ for (const kind of testDatabases) {
       const { id: accountId } = await harness.account(WALLET)
       const { key } = await harness.key({ account_id: accountId })
       const statuses = await fire(200, () =>
-        harness.gateway.handle(new Request('http://localhost/v1/chat/completions', { method: 'POST', headers: { ...bearer(key), 'content-type': 'application/json' }, body })),
+        harness.gateway.handle(
+          new Request('http://localhost/v1/chat/completions', { method: 'POST', headers: { ...bearer(key), 'content-type': 'application/json' }, body }),
+        ),
       )
       expectExactlyAffordable(statuses, await holdAmountOf(database.db))
       const wallet = (await harness.admin('GET', `/accounts/${accountId}`)).json.wallet
       expect(wallet.balance).toBeGreaterThanOrEqual(0)
       expect(wallet.held).toBe(0)
-      const charges = (await harness.admin('GET', `/ledger?account_id=${accountId}&limit=1000`)).json.data.filter((entry: { kind: string }) => entry.kind === 'charge')
+      const charges = (await harness.admin('GET', `/ledger?account_id=${accountId}&limit=1000`)).json.data.filter(
+        (entry: { kind: string }) => entry.kind === 'charge',
+      )
       expect(charges).toHaveLength(statuses.filter((status) => status === 200).length)
       // Everything charged came out of the wallet: top-up minus charges is the balance, never below zero.
       const total = charges.reduce((sum: number, entry: { amount: number }) => sum + entry.amount, 0)
@@ -78,7 +82,9 @@ for (const kind of testDatabases) {
         const processes: GatewayProcess[] = await Promise.all([startGatewayProcess(env), startGatewayProcess(env)])
         try {
           const admin = (url: string, path: string, payload: unknown) =>
-            fetch(`${url}admin/v1${path}`, { method: 'POST', headers: bearer(ADMIN_TOKEN), body: JSON.stringify(payload) }).then((response) => response.json() as Promise<any>)
+            fetch(`${url}admin/v1${path}`, { method: 'POST', headers: bearer(ADMIN_TOKEN), body: JSON.stringify(payload) }).then(
+              (response) => response.json() as Promise<any>,
+            )
           const account = await admin(processes[0]!.url, '/accounts', { name: 'two processes' })
           await admin(processes[1]!.url, `/accounts/${account.id}/credits`, { amount: WALLET })
           const { key } = await admin(processes[0]!.url, '/keys', { account_id: account.id, env: 'prod' })

@@ -16,9 +16,11 @@ describe('crash recovery', () => {
 
   async function setUp(gateway: GatewayProcess) {
     const admin = (path: string, payload?: unknown) =>
-      fetch(`${gateway.url}admin/v1${path}`, { method: payload ? 'POST' : 'GET', headers: bearer(ADMIN_TOKEN), body: payload ? JSON.stringify(payload) : undefined }).then(
-        (response) => response.json() as Promise<any>,
-      )
+      fetch(`${gateway.url}admin/v1${path}`, {
+        method: payload ? 'POST' : 'GET',
+        headers: bearer(ADMIN_TOKEN),
+        body: payload ? JSON.stringify(payload) : undefined,
+      }).then((response) => response.json() as Promise<any>)
     const account = await admin('/accounts', { name: 'crash' })
     await admin(`/accounts/${account.id}/credits`, { amount: 1 })
     const { key } = await admin('/keys', { account_id: account.id, env: 'prod' })
@@ -65,36 +67,45 @@ describe('crash recovery', () => {
   }, 60_000)
 
   const postgres = testDatabases.find((candidate) => candidate.kind === 'postgres')
-  test.skipIf(!postgres)('shared Postgres: another process expires the hold once its owner stops renewing it', async () => {
-    const database = await postgres!.open()
-    try {
-      const env = { ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl), DATABASE_URL: database.url!, TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, TOLLGATE_HOLD_TTL_SECONDS: '1' }
-      const [doomed, survivor] = await Promise.all([startGatewayProcess(env), startGatewayProcess(env)])
+  test.skipIf(!postgres)(
+    'shared Postgres: another process expires the hold once its owner stops renewing it',
+    async () => {
+      const database = await postgres!.open()
       try {
-        const { accountId, key } = await setUp(doomed)
-        await killMidRequest(doomed, key)
-        // The survivor's sweep runs every quarter TTL; the dead process's hold lapses after one TTL.
-        let wallet = await walletOf(survivor, accountId)
-        for (let i = 0; i < 100 && wallet.held !== 0; i++) {
-          await Bun.sleep(50)
-          wallet = await walletOf(survivor, accountId)
+        const env = {
+          ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl),
+          DATABASE_URL: database.url!,
+          TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN,
+          TOLLGATE_HOLD_TTL_SECONDS: '1',
         }
-        expect(wallet).toEqual({ balance: 1, held: 0, available: 1 })
+        const [doomed, survivor] = await Promise.all([startGatewayProcess(env), startGatewayProcess(env)])
+        try {
+          const { accountId, key } = await setUp(doomed)
+          await killMidRequest(doomed, key)
+          // The survivor's sweep runs every quarter TTL; the dead process's hold lapses after one TTL.
+          let wallet = await walletOf(survivor, accountId)
+          for (let i = 0; i < 100 && wallet.held !== 0; i++) {
+            await Bun.sleep(50)
+            wallet = await walletOf(survivor, accountId)
+          }
+          expect(wallet).toEqual({ balance: 1, held: 0, available: 1 })
 
-        // A live process keeps renewing: a call that outlasts the TTL is settled, not expired.
-        upstream.always({ delayMs: 2500, usage: { prompt_tokens: 10, completion_tokens: 10 } })
-        const slow = await fetch(`${survivor.url}v1/chat/completions`, {
-          method: 'POST',
-          headers: { ...bearer(key), 'content-type': 'application/json' },
-          body: JSON.stringify({ model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }] }),
-        })
-        expect(slow.status).toBe(200)
-        expect(await walletOf(survivor, accountId)).toEqual({ balance: 1 - 30 / 1e6, held: 0, available: 1 - 30 / 1e6 })
+          // A live process keeps renewing: a call that outlasts the TTL is settled, not expired.
+          upstream.always({ delayMs: 2500, usage: { prompt_tokens: 10, completion_tokens: 10 } })
+          const slow = await fetch(`${survivor.url}v1/chat/completions`, {
+            method: 'POST',
+            headers: { ...bearer(key), 'content-type': 'application/json' },
+            body: JSON.stringify({ model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }] }),
+          })
+          expect(slow.status).toBe(200)
+          expect(await walletOf(survivor, accountId)).toEqual({ balance: 1 - 30 / 1e6, held: 0, available: 1 - 30 / 1e6 })
+        } finally {
+          await survivor.stop()
+        }
       } finally {
-        await survivor.stop()
+        await database.close()
       }
-    } finally {
-      await database.close()
-    }
-  }, 60_000)
+    },
+    60_000,
+  )
 })

@@ -18,7 +18,10 @@ for (const kind of testDatabases) {
     const outage = { start: () => suite.connection.cut(), end: () => suite.connection.restore() }
 
     const heldOn = async (accountId: string) => {
-      const [row] = await queryRows<{ held: string }>(suite.database.db, sql`select held::text as held from wallets where owner_id = ${accountId} and kind = 'wallet'`)
+      const [row] = await queryRows<{ held: string }>(
+        suite.database.db,
+        sql`select held::text as held from wallets where owner_id = ${accountId} and kind = 'wallet'`,
+      )
       return BigInt(row?.held ?? '0')
     }
 
@@ -45,7 +48,10 @@ for (const kind of testDatabases) {
         }
         // A proper end of stream, its cost computed by the gateway: 40 input x 1 + 7 output x 2, per million.
         const cost = (40 * 1 + 7 * 2) / 1e6
-        const payloads = text.split('\n\n').filter((event) => event.startsWith('data: ')).map((event) => event.slice(6))
+        const payloads = text
+          .split('\n\n')
+          .filter((event) => event.startsWith('data: '))
+          .map((event) => event.slice(6))
         expect(payloads.at(-1)).toBe('[DONE]')
         expect(JSON.parse(payloads.at(-2)!).usage.cost).toBe(cost)
         // Not settled yet: the hold is still open in the suite.database.

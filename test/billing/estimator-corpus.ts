@@ -7,20 +7,7 @@
  * a lone emoji or number) are their own class: on them one token either way is a large ratio.
  */
 
-export type TextClass =
-  | 'english'
-  | 'german'
-  | 'latin'
-  | 'code'
-  | 'json'
-  | 'base64'
-  | 'hex'
-  | 'random'
-  | 'cjk'
-  | 'emoji'
-  | 'scripts'
-  | 'mixed'
-  | 'short'
+export type TextClass = 'english' | 'german' | 'latin' | 'code' | 'json' | 'base64' | 'hex' | 'random' | 'cjk' | 'emoji' | 'scripts' | 'mixed' | 'short'
 
 export interface Sample {
   textClass: TextClass
@@ -741,11 +728,65 @@ const scripts: Record<string, string> = {
 
 /** Emoji as people type them: single pictographs, skin tones, families joined by ZWJ, flags, keycaps. */
 const emojiSequences = [
-  '😀', '😂', '🥲', '🤔', '🙃', '😍', '🥺', '😭', '🔥', '✨', '🎉', '🚀', '❤️', '💔', '✅', '❌', '⚠️', '👀', '🤝', '🙏',
-  '👍🏻', '👍🏽', '👍🏿', '👋🏼', '🤷🏾‍♀️', '🧑🏻‍💻', '👩🏽‍🔬', '🏃🏿‍♂️', '🙋🏻‍♀️',
-  '👨‍👩‍👧‍👦', '👩‍❤️‍👨', '👨‍👨‍👦', '🏳️‍🌈', '🏳️‍⚧️', '🐻‍❄️', '😮‍💨', '❤️‍🔥', '🧔‍♀️',
-  '🇺🇸', '🇩🇪', '🇯🇵', '🇧🇷', '🇺🇦', '🇮🇳', '🇿🇦', '🇪🇺', '🏴󠁧󠁢󠁳󠁣󠁴󠁿',
-  '1️⃣', '#️⃣', '©️', '™️', '🅰️', '🆗', '🦩', '🫠', '🪼', '🫶🏾', '🧌', '🪿',
+  '😀',
+  '😂',
+  '🥲',
+  '🤔',
+  '🙃',
+  '😍',
+  '🥺',
+  '😭',
+  '🔥',
+  '✨',
+  '🎉',
+  '🚀',
+  '❤️',
+  '💔',
+  '✅',
+  '❌',
+  '⚠️',
+  '👀',
+  '🤝',
+  '🙏',
+  '👍🏻',
+  '👍🏽',
+  '👍🏿',
+  '👋🏼',
+  '🤷🏾‍♀️',
+  '🧑🏻‍💻',
+  '👩🏽‍🔬',
+  '🏃🏿‍♂️',
+  '🙋🏻‍♀️',
+  '👨‍👩‍👧‍👦',
+  '👩‍❤️‍👨',
+  '👨‍👨‍👦',
+  '🏳️‍🌈',
+  '🏳️‍⚧️',
+  '🐻‍❄️',
+  '😮‍💨',
+  '❤️‍🔥',
+  '🧔‍♀️',
+  '🇺🇸',
+  '🇩🇪',
+  '🇯🇵',
+  '🇧🇷',
+  '🇺🇦',
+  '🇮🇳',
+  '🇿🇦',
+  '🇪🇺',
+  '🏴󠁧󠁢󠁳󠁣󠁴󠁿',
+  '1️⃣',
+  '#️⃣',
+  '©️',
+  '™️',
+  '🅰️',
+  '🆗',
+  '🦩',
+  '🫠',
+  '🪼',
+  '🫶🏾',
+  '🧌',
+  '🪿',
 ]
 
 /** Code point ranges of pictographs, dingbats and other symbols, for generated emoji soup. */
@@ -798,28 +839,56 @@ export function generatedSamples(seed: number): Sample[] {
   // hex: digests, dumps with spaces, uppercase, and 0x constants.
   add('hex', 'lowercase', hexOf(randomBytes(random, 600)))
   add('hex', 'uppercase', hexOf(randomBytes(random, 400)).toUpperCase())
-  add('hex', 'sha256 list', repeated(20, () => `sha256:${hexOf(randomBytes(random, 32))}`))
+  add(
+    'hex',
+    'sha256 list',
+    repeated(20, () => `sha256:${hexOf(randomBytes(random, 32))}`),
+  )
   const dumpLine = (line: number) => `${(line * 16).toString(16).padStart(8, '0')}  ${hexOf(randomBytes(random, 16)).replace(/(..)(?!$)/g, '$1 ')}`
   add('hex', 'dump', repeated(24, dumpLine))
-  add('hex', 'constants', repeated(60, () => `0x${hexOf(randomBytes(random, 4)).toUpperCase()}`, ', '))
+  add(
+    'hex',
+    'constants',
+    repeated(60, () => `0x${hexOf(randomBytes(random, 4)).toUpperCase()}`, ', '),
+  )
 
   // random strings: mixed case and digits, single case, keys, UUIDs, URLs, passwords.
   add('random', 'alphanumeric', randomString(random, ALPHANUMERIC, 1500))
-  add('random', 'alphanumeric words', repeated(80, () => randomString(random, ALPHANUMERIC, 4 + Math.floor(random() * 20)), ' '))
+  add(
+    'random',
+    'alphanumeric words',
+    repeated(80, () => randomString(random, ALPHANUMERIC, 4 + Math.floor(random() * 20)), ' '),
+  )
   add('random', 'lowercase letters', randomString(random, LOWER, 1200))
-  add('random', 'lowercase words', repeated(150, () => randomString(random, LOWER, 2 + Math.floor(random() * 10)), ' '))
+  add(
+    'random',
+    'lowercase words',
+    repeated(150, () => randomString(random, LOWER, 2 + Math.floor(random() * 10)), ' '),
+  )
   add('random', 'uppercase letters', randomString(random, UPPER, 1000))
   add('random', 'lowercase and digits', randomString(random, LOWER + DIGITS, 1000))
   add('random', 'digits', randomString(random, DIGITS, 900))
-  add('random', 'api keys', repeated(12, () => `sk-proj-${randomString(random, ALPHANUMERIC, 48)}`))
-  add('random', 'uuids', repeated(30, () => randomUuid(random)))
+  add(
+    'random',
+    'api keys',
+    repeated(12, () => `sk-proj-${randomString(random, ALPHANUMERIC, 48)}`),
+  )
+  add(
+    'random',
+    'uuids',
+    repeated(30, () => randomUuid(random)),
+  )
   const url = () => {
     const path = `${randomString(random, LOWER + DIGITS, 10)}/${randomUuid(random)}.png`
     return `https://cdn.example.com/u/${path}?sig=${randomString(random, ALPHANUMERIC, 32)}&exp=${Math.floor(random() * 1e10)}`
   }
   add('random', 'urls', repeated(15, url))
   add('random', 'printable ascii', randomString(random, PRINTABLE, 1200))
-  add('random', 'passwords', repeated(40, () => randomString(random, PRINTABLE.slice(1), 16)))
+  add(
+    'random',
+    'passwords',
+    repeated(40, () => randomString(random, PRINTABLE.slice(1), 16)),
+  )
   const jwtHeader = urlSafe(Buffer.from('{"alg":"RS256","typ":"JWT"}').toString('base64'))
   add('random', 'jwt', `${jwtHeader}.${unpadded(base64Of(randomBytes(random, 220)))}.${urlSafe(base64Of(randomBytes(random, 256)))}`)
   add('random', 'whitespace', randomString(random, '  \t\n', 500))
@@ -827,18 +896,63 @@ export function generatedSamples(seed: number): Sample[] {
 
   // CJK beyond everyday text: rare ideographs and random syllables tokenize worst.
   add('cjk', 'random ideographs', randomCodePoints(random, [[0x4e00, 0x9fff]], 400))
-  add('cjk', 'rare ideographs', randomCodePoints(random, [[0x3400, 0x4dbf], [0x20000, 0x2a6df]], 200))
+  add(
+    'cjk',
+    'rare ideographs',
+    randomCodePoints(
+      random,
+      [
+        [0x3400, 0x4dbf],
+        [0x20000, 0x2a6df],
+      ],
+      200,
+    ),
+  )
   add('cjk', 'random hangul', randomCodePoints(random, [[0xac00, 0xd7a3]], 400))
-  add('cjk', 'random kana', randomCodePoints(random, [[0x3041, 0x3096], [0x30a1, 0x30fa]], 400))
+  add(
+    'cjk',
+    'random kana',
+    randomCodePoints(
+      random,
+      [
+        [0x3041, 0x3096],
+        [0x30a1, 0x30fa],
+      ],
+      400,
+    ),
+  )
 
   // Other scripts, random letters: no merges to lean on.
   add('scripts', 'random cyrillic', randomCodePoints(random, [[0x430, 0x44f]], 600))
   add('scripts', 'random greek', randomCodePoints(random, [[0x3b1, 0x3c9]], 600))
   add('scripts', 'random arabic', randomCodePoints(random, [[0x621, 0x64a]], 600))
   add('scripts', 'random hebrew', randomCodePoints(random, [[0x5d0, 0x5ea]], 600))
-  add('scripts', 'random devanagari', randomCodePoints(random, [[0x905, 0x939], [0x93e, 0x94d]], 600))
+  add(
+    'scripts',
+    'random devanagari',
+    randomCodePoints(
+      random,
+      [
+        [0x905, 0x939],
+        [0x93e, 0x94d],
+      ],
+      600,
+    ),
+  )
   add('scripts', 'random thai', randomCodePoints(random, [[0xe01, 0xe3a]], 600))
-  add('scripts', 'math and symbols', randomCodePoints(random, [[0x2200, 0x22ff], [0x2190, 0x21ff], [0x2500, 0x257f]], 500))
+  add(
+    'scripts',
+    'math and symbols',
+    randomCodePoints(
+      random,
+      [
+        [0x2200, 0x22ff],
+        [0x2190, 0x21ff],
+        [0x2500, 0x257f],
+      ],
+      500,
+    ),
+  )
   add('scripts', 'fullwidth', randomCodePoints(random, [[0xff01, 0xff5e]], 400))
   add('scripts', 'math letters', randomCodePoints(random, [[0x1d400, 0x1d6a3]], 300))
   const zalgo = () => randomString(random, LOWER, 1) + randomCodePoints(random, [[0x300, 0x36f]], 1 + Math.floor(random() * 3))
@@ -846,14 +960,30 @@ export function generatedSamples(seed: number): Sample[] {
 
   // Emoji: generated soup with and without skin tones, every handwritten sequence, emoji inside chat.
   add('emoji', 'pictographs', randomCodePoints(random, EMOJI_RANGES, 400))
-  const toned = () => randomCodePoints(random, [[0x1f466, 0x1f469], [0x1f44a, 0x1f450]], 1) + oneOf(random, SKIN_TONES)
+  const toned = () =>
+    randomCodePoints(
+      random,
+      [
+        [0x1f466, 0x1f469],
+        [0x1f44a, 0x1f450],
+      ],
+      1,
+    ) + oneOf(random, SKIN_TONES)
   add('emoji', 'skin tones', repeated(150, toned, ''))
-  add('emoji', 'flags', repeated(150, () => randomCodePoints(random, [[0x1f1e6, 0x1f1ff]], 2), ''))
+  add(
+    'emoji',
+    'flags',
+    repeated(150, () => randomCodePoints(random, [[0x1f1e6, 0x1f1ff]], 2), ''),
+  )
   add('emoji', 'sequences', emojiSequences.join(''))
   add('emoji', 'sequences spaced', emojiSequences.join(' '))
   const family = () => repeated(2 + Math.floor(random() * 3), () => randomCodePoints(random, [[0x1f466, 0x1f469]], 1), '\u200d')
   add('emoji', 'zwj families', repeated(60, family, ' '))
-  add('emoji', 'in chat', repeated(40, (index) => `${CHAT_LINES[index % CHAT_LINES.length]} ${oneOf(random, emojiSequences).repeat(1 + (index % 3))}`))
+  add(
+    'emoji',
+    'in chat',
+    repeated(40, (index) => `${CHAT_LINES[index % CHAT_LINES.length]} ${oneOf(random, emojiSequences).repeat(1 + (index % 3))}`),
+  )
   return samples
 }
 
@@ -967,9 +1097,7 @@ export function corpus(): Sample[] {
     ['scripts', scripts],
     ['mixed', mixed],
   ]
-  const samples: Sample[] = handWritten.flatMap(([textClass, texts]) =>
-    Object.entries(texts).map(([name, text]) => ({ textClass, name, text })),
-  )
+  const samples: Sample[] = handWritten.flatMap(([textClass, texts]) => Object.entries(texts).map(([name, text]) => ({ textClass, name, text })))
   samples.push(...short.map((text) => ({ textClass: 'short' as const, name: JSON.stringify(text), text })))
   samples.push(...generatedSamples(0x7011_6a7e))
   return samples

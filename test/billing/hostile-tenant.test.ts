@@ -12,12 +12,25 @@ import { expectBooksBalance } from '../support/ledger-checks'
  * only 200s, and no hold is left behind.
  */
 const ATTACKS: { name: string; path: string; headers?: Record<string, string>; body: object }[] = [
-  { name: 'chat max_tokens 1e300', path: '/v1/chat/completions', body: { model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1e300 } },
-  { name: 'messages max_tokens 1e18', path: '/v1/messages', body: { model: 'claude-sonnet-4-5', max_tokens: 1e18, messages: [{ role: 'user', content: 'hi' }] } },
+  {
+    name: 'chat max_tokens 1e300',
+    path: '/v1/chat/completions',
+    body: { model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1e300 },
+  },
+  {
+    name: 'messages max_tokens 1e18',
+    path: '/v1/messages',
+    body: { model: 'claude-sonnet-4-5', max_tokens: 1e18, messages: [{ role: 'user', content: 'hi' }] },
+  },
   {
     name: 'web search max_uses 1e300',
     path: '/v1/messages',
-    body: { model: 'claude-sonnet-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 1e300 }] },
+    body: {
+      model: 'claude-sonnet-4-5',
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'hi' }],
+      tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 1e300 }],
+    },
   },
   { name: 'Veo duration_seconds 1e20', path: '/v1/videos/generations', body: { model: 'google/veo-test', prompt: 'a cat', duration_seconds: 1e20 } },
 ]
@@ -36,8 +49,18 @@ for (const kind of testDatabases) {
         for (const attack of ATTACKS) {
           attackerCalls.push(suite.harness.call('POST', attack.path, { headers: bearer(attacker.key), body: attack.body }))
         }
-        victimCalls.push(suite.harness.call('POST', '/v1/chat/completions', { headers: bearer(victim.key), body: { model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }], max_tokens: 20 } }))
-        victimCalls.push(suite.harness.call('POST', '/v1/messages', { headers: { 'x-api-key': victim.key }, body: { model: 'claude-sonnet-4-5', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] } }))
+        victimCalls.push(
+          suite.harness.call('POST', '/v1/chat/completions', {
+            headers: bearer(victim.key),
+            body: { model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }], max_tokens: 20 },
+          }),
+        )
+        victimCalls.push(
+          suite.harness.call('POST', '/v1/messages', {
+            headers: { 'x-api-key': victim.key },
+            body: { model: 'claude-sonnet-4-5', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] },
+          }),
+        )
       }
       const victimStatuses = (await Promise.all(victimCalls)).map((reply) => reply.status)
       const attackerReplies = await Promise.all(attackerCalls)
@@ -48,7 +71,10 @@ for (const kind of testDatabases) {
       }
       const [open] = await queryRows<{ n: number }>(suite.database.db, sql`select count(*)::int as n from holds`)
       expect(open!.n).toBe(0)
-      const [attackerEntries] = await queryRows<{ n: number }>(suite.database.db, sql`select count(*)::int as n from ledger_entries where key_id = ${attacker.id}`)
+      const [attackerEntries] = await queryRows<{ n: number }>(
+        suite.database.db,
+        sql`select count(*)::int as n from ledger_entries where key_id = ${attacker.id}`,
+      )
       expect(attackerEntries!.n).toBe(0)
       await expectBooksBalance(suite.database.db)
     }, 60_000)

@@ -40,8 +40,20 @@ for (const kind of testDatabases) {
 
     test('a hold above the ceiling: refused by the hold book with a 400, and by the database', async () => {
       const walletId = await walletOf()
-      const payer = { type: 'wallet' as const, walletId, ownerId: 'x', accountId: null, keyId: null, userSub: null, env: null, monthlyQuota: null, tokensPerMinute: null }
-      await expect(suite.harness.services.holds.take({ payer, amount: MAX_HOLD_MICROS + 1n, requestId: 'req_big', model: 'm', route: 'r' })).rejects.toBeInstanceOf(InvalidRequestError)
+      const payer = {
+        type: 'wallet' as const,
+        walletId,
+        ownerId: 'x',
+        accountId: null,
+        keyId: null,
+        userSub: null,
+        env: null,
+        monthlyQuota: null,
+        tokensPerMinute: null,
+      }
+      await expect(
+        suite.harness.services.holds.take({ payer, amount: MAX_HOLD_MICROS + 1n, requestId: 'req_big', model: 'm', provider: 'r' }),
+      ).rejects.toBeInstanceOf(InvalidRequestError)
       await expect(
         queryRows(
           suite.database.db,
@@ -54,7 +66,10 @@ for (const kind of testDatabases) {
     test('a negative charge or uncollected amount: refused by the ledger', async () => {
       const walletId = await walletOf()
       const entry = (kind: string, amount: number, uncollected = 0) =>
-        queryRows(suite.database.db, sql`insert into ledger_entries (kind, amount, wallet_id, payer_type, uncollected) values (${kind}, ${amount}, ${walletId}, 'wallet', ${uncollected})`)
+        queryRows(
+          suite.database.db,
+          sql`insert into ledger_entries (kind, amount, wallet_id, payer_type, uncollected) values (${kind}, ${amount}, ${walletId}, 'wallet', ${uncollected})`,
+        )
       for (const kindOfEntry of ['charge', 'hold', 'release', 'expire', 'topup']) await expect(entry(kindOfEntry, -1)).rejects.toThrow()
       await expect(entry('charge', 1, -1)).rejects.toThrow()
       // An adjustment is the one entry whose sign is its meaning.

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { creditsToMicros, microsToCredits } from '../../src/billing/money'
+import { creditsJson, creditsToMicros, microsToCredits } from '../../src/billing/money'
 
 describe('credits at the JSON edge', () => {
   test('exact conversion for up to six decimals', () => {
@@ -17,5 +17,22 @@ describe('credits at the JSON edge', () => {
       expect(creditsToMicros(microsToCredits(micros))).toBe(micros)
     }
     expect(microsToCredits(100_000n)).toBe(0.1)
+  })
+})
+
+describe('credit amounts in JSON', () => {
+  test('are written with their exact six decimals, never in exponent notation, and parse back to the same micro-credits', () => {
+    const cases: [bigint, string][] = [
+      [8n, '0.000008'],
+      [0n, '0.000000'],
+      [1_000_000n, '1.000000'],
+      [-1_234_567_891n, '-1234.567891'],
+      [999_999_999_999_999n, '999999999.999999'],
+    ]
+    for (const [micros, text] of cases) {
+      const json = JSON.stringify({ cost: creditsJson(micros) })
+      expect(json).toBe(`{"cost":${text}}`)
+      expect(creditsToMicros(JSON.parse(json).cost)).toBe(micros)
+    }
   })
 })

@@ -80,8 +80,18 @@ for (const kind of testDatabases) {
 
     test('the heartbeat renews the holds of live calls, not holds nobody is closing', async () => {
       const { walletId } = await abandonedHolds(3, false)
-      const payer = { type: 'wallet' as const, walletId, accountId: null, keyId: null, ownerId: walletId, userSub: null, env: null, monthlyQuota: null, tokensPerMinute: null }
-      const live = await suite.harness.services.holds.take({ payer, amount: 10n, requestId: 'req_live', model: 'test/cheap', route: 'a' })
+      const payer = {
+        type: 'wallet' as const,
+        walletId,
+        accountId: null,
+        keyId: null,
+        ownerId: walletId,
+        userSub: null,
+        env: null,
+        monthlyQuota: null,
+        tokensPerMinute: null,
+      }
+      const live = await suite.harness.services.holds.take({ payer, amount: 10n, requestId: 'req_live', model: 'test/cheap', provider: 'a' })
       await rows(sql`update holds set expires_at = now() - interval '1 second' where wallet_id = ${walletId}`)
       await suite.harness.services.sweeper.heartbeat()
       const stale = await rows<{ id: string }>(sql`select id from holds where wallet_id = ${walletId} and expires_at < now()`)

@@ -56,7 +56,10 @@ for (const kind of testDatabases) {
       test(`chat, whole answer: ${name} prompt tokens`, async () => {
         suite.upstream.script({ usage: { prompt_tokens: value as number, completion_tokens: 5 } })
         await expectChargedAtHold((key) =>
-          suite.harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }], max_tokens: 50 } }),
+          suite.harness.call('POST', '/v1/chat/completions', {
+            headers: bearer(key),
+            body: { model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }], max_tokens: 50 },
+          }),
         )
       })
 
@@ -84,7 +87,9 @@ for (const kind of testDatabases) {
 
       test(`embeddings: ${name} prompt tokens`, async () => {
         suite.upstream.script({ usage: { prompt_tokens: value as number, completion_tokens: 0 } })
-        await expectChargedAtHold((key) => suite.harness.call('POST', '/v1/embeddings', { headers: bearer(key), body: { model: 'test/embed', input: 'some text to embed' } }))
+        await expectChargedAtHold((key) =>
+          suite.harness.call('POST', '/v1/embeddings', { headers: bearer(key), body: { model: 'test/embed', input: 'some text to embed' } }),
+        )
       })
     }
 

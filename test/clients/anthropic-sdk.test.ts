@@ -79,7 +79,9 @@ describe('official Anthropic clients', () => {
 
       test('the SDK reads the request id from request-id, the same as x-request-id: answers, streams and errors', async () => {
         upstream.script({ text: 'Hi.' })
-        const created = await client().messages.create({ model: 'claude-test', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] }).withResponse()
+        const created = await client()
+          .messages.create({ model: 'claude-test', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] })
+          .withResponse()
         expect(created.request_id).toMatch(/^req/)
         expect(created.request_id).toBe(created.response.headers.get('x-request-id'))
         expect((created.data as unknown as { _request_id: string })._request_id).toBe(created.request_id!)

@@ -43,7 +43,7 @@ describe('OpenAI media endpoints through the official client', () => {
     expect(floats.data[0]!.embedding).toEqual(MOCK_VECTOR)
   })
 
-  test('embeddings on a Gemini model: batchEmbedContents, vectors back in OpenAI\'s shape, billed on the estimate', async () => {
+  test("embeddings on a Gemini model: batchEmbedContents, vectors back in OpenAI's shape, billed on the estimate", async () => {
     const input = ['alpha beta', 'gamma']
     const result = await client.embeddings.create({ model: 'google/gemini-embed', input, dimensions: 3 })
     const sent = upstream.received[0]!
@@ -90,14 +90,24 @@ describe('OpenAI media endpoints through the official client', () => {
     // json reports 9 output tokens and no duration.
     expect((await lastCharge()).amount).toBe(Math.ceil(9 * 10) / 1e6)
 
-    const verbose = await client.audio.transcriptions.create({ model: 'test/whisper', file: await file(), response_format: 'verbose_json', timestamp_granularities: ['segment'] })
+    const verbose = await client.audio.transcriptions.create({
+      model: 'test/whisper',
+      file: await file(),
+      response_format: 'verbose_json',
+      timestamp_granularities: ['segment'],
+    })
     expect(verbose).toMatchObject({ text: TRANSCRIPT, duration: 9.5 })
     const transcriptMicros = Math.ceil(estimateTextTokens(TRANSCRIPT) * 10)
     const minuteMicros = Math.ceil((9.5 * 0.006 * 1e6) / 60)
     expect((await lastCharge()).amount).toBeCloseTo((transcriptMicros + minuteMicros) / 1e6, 6)
 
     // Speaker-labelled segments: JSON, passed through with usage.cost; 11 transcript tokens plus the 9.5 s.
-    const diarized = await client.audio.transcriptions.create({ model: 'test/whisper', file: await file(), response_format: 'diarized_json', chunking_strategy: 'auto' })
+    const diarized = await client.audio.transcriptions.create({
+      model: 'test/whisper',
+      file: await file(),
+      response_format: 'diarized_json',
+      chunking_strategy: 'auto',
+    })
     expect(upstream.received.at(-1)!.body).toMatchObject({ response_format: 'diarized_json', chunking_strategy: 'auto' })
     expect(diarized).toMatchObject({ text: TRANSCRIPT, duration: 9.5, segments: [{ speaker: 'A' }, { speaker: 'B' }] })
     const diarizedCost = (Math.ceil(11 * 10) + minuteMicros) / 1e6
@@ -140,7 +150,11 @@ describe('OpenAI media endpoints through the official client', () => {
     const declared = await harness.gateway.handle(
       new Request('http://localhost/v1/audio/transcriptions', {
         method: 'POST',
-        headers: { authorization: client.apiKey ? `Bearer ${client.apiKey}` : '', 'content-type': 'multipart/form-data; boundary=x', 'content-length': String(40 * 1024 * 1024) },
+        headers: {
+          authorization: client.apiKey ? `Bearer ${client.apiKey}` : '',
+          'content-type': 'multipart/form-data; boundary=x',
+          'content-length': String(40 * 1024 * 1024),
+        },
         body: new ReadableStream({ start: (controller) => controller.enqueue(new TextEncoder().encode('--x\r\n')) }),
       }),
     )

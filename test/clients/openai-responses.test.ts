@@ -40,7 +40,15 @@ describe('Responses API through the official openai client', () => {
 
   const lastCharge = async () => (await harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data.find((entry: { kind: string }) => entry.kind === 'charge')
   const received = () => [...a.received, ...b.received]
-  const tools = [{ type: 'function' as const, name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: false }]
+  const tools = [
+    {
+      type: 'function' as const,
+      name: 'get_weather',
+      description: 'Weather',
+      parameters: { type: 'object', properties: { city: { type: 'string' } } },
+      strict: false,
+    },
+  ]
 
   for (const route of routes) {
     describe(route.name, () => {
@@ -60,7 +68,10 @@ describe('Responses API through the official openai client', () => {
 
       test('streaming with stream: true, and responses.stream().finalResponse()', async () => {
         const mock = route.model === 'test/chat-only' ? b : a
-        mock.script({ text: 'one two three', usage: { prompt_tokens: 10, completion_tokens: 3 } }, { text: 'four five', usage: { prompt_tokens: 10, completion_tokens: 2 } })
+        mock.script(
+          { text: 'one two three', usage: { prompt_tokens: 10, completion_tokens: 3 } },
+          { text: 'four five', usage: { prompt_tokens: 10, completion_tokens: 2 } },
+        )
         const deltas: string[] = []
         let completed: any
         const sequence: number[] = []
@@ -93,7 +104,11 @@ describe('Responses API through the official openai client', () => {
         const sent = received().at(-1)!.body
         if (route.upstreamPath === '/v1/chat/completions') {
           expect(sent.messages.slice(-2)).toEqual([
-            { role: 'assistant', content: null, tool_calls: [{ id: 'call_42', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] },
+            {
+              role: 'assistant',
+              content: null,
+              tool_calls: [{ id: 'call_42', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }],
+            },
             { role: 'tool', tool_call_id: 'call_42', content: '3C' },
           ])
         } else if (route.upstreamPath === '/v1/messages') {

@@ -52,7 +52,9 @@ describe('official openai client', () => {
     const call = { id: 'call_abc', name: 'get_weather', arguments: '{"city":"Paris"}' }
     upstream.script({ toolCalls: [call] }, { toolCalls: [call] })
     const whole = await client.chat.completions.create({ model: 'test/cheap', messages: [{ role: 'user', content: 'weather?' }], tools })
-    expect(whole.choices[0]!.message.tool_calls).toEqual([{ id: 'call_abc', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }])
+    expect(whole.choices[0]!.message.tool_calls).toEqual([
+      { id: 'call_abc', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+    ])
     const streamed = client.chat.completions.stream({ model: 'test/cheap', messages: [{ role: 'user', content: 'weather?' }], tools })
     const final = await streamed.finalChatCompletion()
     expect(final.choices[0]!.message.tool_calls?.[0]).toMatchObject({ id: 'call_abc', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } })
@@ -65,7 +67,9 @@ describe('official openai client', () => {
     const error = await broke.chat.completions.create({ model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }] }).catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(OpenAI.APIError)
     expect(error).toMatchObject({ status: 402, code: 'insufficient_balance' })
-    const missing = await client.chat.completions.create({ model: 'test/nothing', messages: [{ role: 'user', content: 'hi' }] }).catch((caught: unknown) => caught)
+    const missing = await client.chat.completions
+      .create({ model: 'test/nothing', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((caught: unknown) => caught)
     expect(missing).toBeInstanceOf(OpenAI.NotFoundError)
     const models = await client.models.list()
     expect(models.data.map((model) => model.id)).toContain('test/cheap')
@@ -74,7 +78,11 @@ describe('official openai client', () => {
 
   test('an Anthropic model through the same client, translated both ways', async () => {
     upstream.script({ text: 'Hello from the messages API.', usage: { prompt_tokens: 10, completion_tokens: 6 } })
-    const stream = client.chat.completions.stream({ model: 'anthropic/claude-test', messages: [{ role: 'user', content: 'hi' }], stream_options: { include_usage: true } })
+    const stream = client.chat.completions.stream({
+      model: 'anthropic/claude-test',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream_options: { include_usage: true },
+    })
     const final = await stream.finalChatCompletion()
     expect(final.choices[0]!.message.content).toBe('Hello from the messages API.')
     expect(final.usage).toMatchObject({ prompt_tokens: 10, completion_tokens: 6 })

@@ -190,7 +190,11 @@ for (const kind of testDatabases) {
 
     test('a client-fault 4xx comes back as is, is not billed, and is not retried elsewhere', async () => {
       const { key, accountId } = await harness.key()
-      a.script({ kind: 'error', status: 400, body: { error: { message: 'context too long', type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' } } })
+      a.script({
+        kind: 'error',
+        status: 400,
+        body: { error: { message: 'context too long', type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' } },
+      })
       const reply = await chat(key, { model: 'test/smart', messages: hi })
       expectError(reply, 400, 'context_length_exceeded')
       expect(reply.json.error).toMatchObject({ message: 'context too long', param: 'messages' })
@@ -233,7 +237,13 @@ for (const kind of testDatabases) {
 
     test('custom models: system prompt and defaults applied, base price billed, private to their account', async () => {
       const { key, accountId } = await harness.key()
-      await harness.admin('POST', '/custom-models', { account_id: accountId, name: 'pirate', base_model: 'test/cheap', system: 'Talk like a pirate.', defaults: { temperature: 0.1, max_tokens: 50 } })
+      await harness.admin('POST', '/custom-models', {
+        account_id: accountId,
+        name: 'pirate',
+        base_model: 'test/cheap',
+        system: 'Talk like a pirate.',
+        defaults: { temperature: 0.1, max_tokens: 50 },
+      })
       a.script({ usage: { prompt_tokens: 20, completion_tokens: 5 } })
       const reply = await chat(key, { model: 'custom/pirate', messages: hi, max_tokens: 80 })
       expect(reply.status).toBe(200)
@@ -297,8 +307,17 @@ for (const kind of testDatabases) {
         [{ model: 'test/cheap', messages: [{ role: 'user' }] }, 'messages[0].content'],
         // null content belongs only to an assistant turn that called tools.
         [{ model: 'test/cheap', messages: [{ role: 'user', content: null }] }, 'messages[0].content'],
-        [{ model: 'test/cheap', messages: [{ role: 'system', content: 'Be brief.' }, ...hi, { role: 'assistant', content: null }, ...hi] }, 'messages[2].content'],
-        [{ model: 'test/cheap', messages: [...hi, { role: 'assistant', content: 'ok', tool_calls: [] }, { role: 'tool', tool_call_id: 'call_1', content: null }] }, 'messages[2].content'],
+        [
+          { model: 'test/cheap', messages: [{ role: 'system', content: 'Be brief.' }, ...hi, { role: 'assistant', content: null }, ...hi] },
+          'messages[2].content',
+        ],
+        [
+          {
+            model: 'test/cheap',
+            messages: [...hi, { role: 'assistant', content: 'ok', tool_calls: [] }, { role: 'tool', tool_call_id: 'call_1', content: null }],
+          },
+          'messages[2].content',
+        ],
         [{ model: 'test/cheap', messages: [{ role: 'system', content: null }, ...hi] }, 'messages[0].content'],
       ]
       for (const [body, param] of checks) {
@@ -328,7 +347,12 @@ for (const kind of testDatabases) {
       const sent = a.received[0]!
       expect(sent.path).toBe('/v1/messages')
       expect(sent.headers['x-api-key']).toBe('sk-ant-a')
-      expect(sent.body).toEqual({ model: 'claude-test-a', system: 'French.', messages: [{ role: 'user', content: [{ type: 'text', text: 'Say hi.' }] }], max_tokens: 64 })
+      expect(sent.body).toEqual({
+        model: 'claude-test-a',
+        system: 'French.',
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'Say hi.' }] }],
+        max_tokens: 64,
+      })
       const cost = (100 * 3 + 50 * 0.3 + 10 * 15) / 1e6
       expect(reply.json).toMatchObject({
         object: 'chat.completion',
@@ -355,7 +379,11 @@ for (const kind of testDatabases) {
 
     test('anthropic models on chat completions, streaming a tool call, usage chunk when asked', async () => {
       const { key } = await harness.key()
-      a.script({ text: 'Let me see.', toolCalls: [{ id: 'toolu_5', name: 'get_weather', arguments: '{"city":"Lima"}' }], usage: { prompt_tokens: 30, completion_tokens: 8 } })
+      a.script({
+        text: 'Let me see.',
+        toolCalls: [{ id: 'toolu_5', name: 'get_weather', arguments: '{"city":"Lima"}' }],
+        usage: { prompt_tokens: 30, completion_tokens: 8 },
+      })
       const reply = await chat(key, {
         model: 'anthropic/claude-test',
         messages: hi,
@@ -367,7 +395,10 @@ for (const kind of testDatabases) {
       expect(data.at(-1)).toBe('[DONE]')
       const chunks = data.slice(0, -1).map((line) => JSON.parse(line))
       expect(chunks.map((chunk) => chunk.choices[0]?.delta?.content ?? '').join('')).toBe('Let me see.')
-      const args = chunks.flatMap((chunk) => chunk.choices[0]?.delta?.tool_calls ?? []).map((call: any) => call.function.arguments).join('')
+      const args = chunks
+        .flatMap((chunk) => chunk.choices[0]?.delta?.tool_calls ?? [])
+        .map((call: any) => call.function.arguments)
+        .join('')
       expect(args).toBe('{"city":"Lima"}')
       expect(chunks.find((chunk) => chunk.choices[0]?.finish_reason)?.choices[0].finish_reason).toBe('tool_calls')
       expect(chunks.at(-1).usage).toMatchObject({ prompt_tokens: 30, completion_tokens: 8, cost: (30 * 3 + 8 * 15) / 1e6 })

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
 import { convertPromptToGemini } from '../../src/providers/gemini/convert-request'
-import { decodeChatRequest } from '../../src/routes/openai/decode-chat'
+import { decodeChatRequest } from '../../src/surfaces/chat-completions/decode'
 import { testDatabases, type FreshDatabase } from '../support/databases'
 import { expectError } from '../support/envelopes'
 import { bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
@@ -14,8 +14,18 @@ describe('chat request -> generateContent (golden)', () => {
       decodeChatRequest({
         messages: [
           { role: 'system', content: 'Be brief.' },
-          { role: 'user', content: [{ type: 'text', text: 'Weather here?' }, { type: 'image_url', image_url: { url: 'data:image/jpeg;base64,AAAA' } }] },
-          { role: 'assistant', content: null, tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'Weather here?' },
+              { type: 'image_url', image_url: { url: 'data:image/jpeg;base64,AAAA' } },
+            ],
+          },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }],
+          },
           { role: 'tool', tool_call_id: 'call_0', content: '3C' },
         ],
         tools: [{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object' } } }],
@@ -82,7 +92,8 @@ describe('Gemini models on chat completions', () => {
       const client = new OpenAI({ apiKey: key, baseURL: `http://127.0.0.1:${server.port}/v1`, maxRetries: 0 })
       upstream.script({ text: 'one two three', usage: { prompt_tokens: 10, completion_tokens: 3 } })
       let text = ''
-      for await (const chunk of await client.chat.completions.create({ model: 'google/gemini-test', messages: hi, stream: true })) text += chunk.choices[0]?.delta.content ?? ''
+      for await (const chunk of await client.chat.completions.create({ model: 'google/gemini-test', messages: hi, stream: true }))
+        text += chunk.choices[0]?.delta.content ?? ''
       expect(text).toBe('one two three')
       expect(upstream.received[0]!.path).toBe('/v1beta/models/gemini-test-a:streamGenerateContent')
       expect(upstream.received[0]!.query).toBe('?alt=sse')
@@ -101,7 +112,11 @@ describe('Gemini models on chat completions', () => {
   test('a Google client error keeps its status; a broken stream is not billed', async () => {
     const { key, accountId } = await harness.key()
     upstream.script({ kind: 'error', status: 400 })
-    expectError(await harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'google/gemini-test', messages: hi } }), 400, 'invalid_argument')
+    expectError(
+      await harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'google/gemini-test', messages: hi } }),
+      400,
+      'invalid_argument',
+    )
     upstream.script({ text: 'a b c d', cutAfterChunks: 2 })
     const cut = await harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'google/gemini-test', messages: hi, stream: true } })
     expect(cut.text).toContain('"upstream_error"')

@@ -36,7 +36,9 @@ test('only video generations lift the idle timeout', () => {
 
 test('a generation of 12 seconds is answered over one quiet connection', async () => {
   const admin = (path: string, body: unknown) =>
-    fetch(`${gateway.url}admin/v1${path}`, { method: 'POST', headers: bearer(ADMIN_TOKEN), body: JSON.stringify(body) }).then((response) => response.json() as Promise<any>)
+    fetch(`${gateway.url}admin/v1${path}`, { method: 'POST', headers: bearer(ADMIN_TOKEN), body: JSON.stringify(body) }).then(
+      (response) => response.json() as Promise<any>,
+    )
   const account = await admin('/accounts', { name: 'long' })
   await admin(`/accounts/${account.id}/credits`, { amount: 10 })
   const { key } = await admin('/keys', { account_id: account.id, env: 'prod' })

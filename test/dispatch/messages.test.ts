@@ -51,10 +51,28 @@ for (const kind of testDatabases) {
       const { key, accountId } = await harness.key()
       a.script({ text: 'Hi!', usage: { prompt_tokens: 100, completion_tokens: 20, cached_tokens: 1000, cache_write_tokens: 50, web_search_requests: 2 } })
       const thinking = { type: 'enabled', budget_tokens: 1024 }
-      const history = [...hi, { role: 'assistant', content: [{ type: 'thinking', thinking: 'hmm', signature: 'sig-123' }, { type: 'text', text: 'Hello' }] }, ...hi]
+      const history = [
+        ...hi,
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'hmm', signature: 'sig-123' },
+            { type: 'text', text: 'Hello' },
+          ],
+        },
+        ...hi,
+      ]
       const reply = await messages(
         key,
-        { model: 'anthropic/claude-test', max_tokens: 500, messages: history, thinking, speed: 'fast', metadata: { user_id: 'u1' }, tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 3 }] },
+        {
+          model: 'anthropic/claude-test',
+          max_tokens: 500,
+          messages: history,
+          thinking,
+          speed: 'fast',
+          metadata: { user_id: 'u1' },
+          tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 3 }],
+        },
         { 'anthropic-beta': 'token-efficient-tools-2025-02-19', 'anthropic-version': '2026-10-21' },
         '?beta=true',
       )
@@ -131,7 +149,9 @@ for (const kind of testDatabases) {
       a.script({ thinking, text: 'Hi.' }, { thinking, text: 'Hi.' })
       const whole = await messages(key, { model: 'claude-test', max_tokens: 1000, messages: hi, thinking: { type: 'enabled', budget_tokens: 512 } })
       expect(whole.json.content[0]).toEqual({ type: 'thinking', thinking: thinking.text, signature: thinking.signature })
-      const streamed = eventsOf((await messages(key, { model: 'claude-test', max_tokens: 1000, messages: hi, stream: true, thinking: { type: 'enabled', budget_tokens: 512 } })).text)
+      const streamed = eventsOf(
+        (await messages(key, { model: 'claude-test', max_tokens: 1000, messages: hi, stream: true, thinking: { type: 'enabled', budget_tokens: 512 } })).text,
+      )
       const deltas = streamed.filter(([name]) => name === 'content_block_delta').map(([, data]) => data.delta)
       expect(deltas.slice(0, 2)).toEqual([
         { type: 'thinking_delta', thinking: thinking.text },
@@ -179,7 +199,11 @@ for (const kind of testDatabases) {
       expect(chat.headers.get('request-id')).toBeNull()
       expect(chat.headers.get('x-request-id')).toMatch(/^req/)
       // An upstream that does send a code (another gateway in front of Anthropic) keeps it.
-      a.script({ kind: 'error', status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'too long', code: 'context_length_exceeded' } } })
+      a.script({
+        kind: 'error',
+        status: 400,
+        body: { type: 'error', error: { type: 'invalid_request_error', message: 'too long', code: 'context_length_exceeded' } },
+      })
       expectError(await messages(key, { model: 'claude-test', max_tokens: 100, messages: hi }), 400, 'context_length_exceeded', 'messages')
     })
 
@@ -197,7 +221,8 @@ for (const kind of testDatabases) {
     test('count_tokens: the hold estimate, free, on an empty wallet, messages-format errors', async () => {
       const { id: accountId } = await harness.account(0)
       const { key, id: keyId } = await harness.key({ account_id: accountId })
-      const count = (body: object, headers: Record<string, string> = { 'x-api-key': key }) => harness.call('POST', '/v1/messages/count_tokens', { headers, body })
+      const count = (body: object, headers: Record<string, string> = { 'x-api-key': key }) =>
+        harness.call('POST', '/v1/messages/count_tokens', { headers, body })
       const short = await count({ model: 'claude-test', messages: hi })
       expect(short.status).toBe(200)
       expect(short.headers.get('request-id')).toBe(short.headers.get('x-request-id'))
@@ -221,7 +246,15 @@ for (const kind of testDatabases) {
       const sent = a.received[0]!
       expect(sent.path).toBe('/v1/chat/completions')
       expect(sent.headers.authorization).toBe('Bearer sk-upstream-a')
-      expect(sent.body).toEqual({ model: 'bridge-a', messages: [{ role: 'system', content: 'Answer in French.' }, { role: 'user', content: 'Say hi.' }], max_tokens: 200, temperature: 0.3 })
+      expect(sent.body).toEqual({
+        model: 'bridge-a',
+        messages: [
+          { role: 'system', content: 'Answer in French.' },
+          { role: 'user', content: 'Say hi.' },
+        ],
+        max_tokens: 200,
+        temperature: 0.3,
+      })
       const cost = (30 * 2 + 4 * 10) / 1e6
       expect(reply.json).toMatchObject({
         type: 'message',
@@ -236,7 +269,11 @@ for (const kind of testDatabases) {
 
     test('translated route, streaming a tool call: the native event sequence, billed from the upstream usage', async () => {
       const { key, accountId } = await harness.key()
-      a.script({ text: 'Checking.', toolCalls: [{ id: 'call_9', name: 'get_weather', arguments: '{"city":"Oslo"}' }], usage: { prompt_tokens: 50, completion_tokens: 12 } })
+      a.script({
+        text: 'Checking.',
+        toolCalls: [{ id: 'call_9', name: 'get_weather', arguments: '{"city":"Oslo"}' }],
+        usage: { prompt_tokens: 50, completion_tokens: 12 },
+      })
       const reply = await messages(key, {
         model: 'anthropic/claude-bridge',
         max_tokens: 100,
@@ -245,9 +282,22 @@ for (const kind of testDatabases) {
         tools: [{ name: 'get_weather', input_schema: { type: 'object' } }],
       })
       const events = eventsOf(reply.text)
-      expect(events.map(([name]) => name)).toEqual(['message_start', 'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop'])
+      expect(events.map(([name]) => name)).toEqual([
+        'message_start',
+        'content_block_start',
+        'content_block_delta',
+        'content_block_delta',
+        'content_block_stop',
+        'message_delta',
+        'message_stop',
+      ])
       expect(events[1]![1].content_block).toEqual({ type: 'tool_use', id: 'call_9', name: 'get_weather', input: {} })
-      expect(events.filter(([name]) => name === 'content_block_delta').map(([, data]) => data.delta.partial_json).join('')).toBe('{"city":"Oslo"}')
+      expect(
+        events
+          .filter(([name]) => name === 'content_block_delta')
+          .map(([, data]) => data.delta.partial_json)
+          .join(''),
+      ).toBe('{"city":"Oslo"}')
       const cost = (50 * 2 + 12 * 10) / 1e6
       expect(events[5]![1]).toMatchObject({ delta: { stop_reason: 'tool_use' }, usage: { input_tokens: 50, output_tokens: 12, cost } })
       expect((await wallet(accountId)).balance).toBeCloseTo(100 - cost, 6)

@@ -23,11 +23,23 @@ describe('price-changing request options are not forwarded', () => {
     upstream.start()
     const catalog = mockCatalog(upstream.baseUrl, upstream.baseUrl)
     // Claude on Vertex AI's publisher endpoint, served by the same mock.
-    const vertexClaude = { id: 'anthropic/claude-vertex', type: 'chat', routes: [{ provider: 'veo', model: 'claude-vertex@001' }], pricing: { input: 3, output: 15 }, maxOutputTokens: 1000 }
+    const vertexClaude = {
+      id: 'anthropic/claude-vertex',
+      type: 'chat',
+      routes: [{ provider: 'veo', model: 'claude-vertex@001' }],
+      pricing: { input: 3, output: 15 },
+      maxOutputTokens: 1000,
+    }
     const path = join(mkdtempSync(join(tmpdir(), 'tollgate-price-options-')), 'tollgate.json')
     // An OpenAI-format provider that always serves the Responses API natively (no translation to fall back on).
     const strict = { api: 'openai', baseUrl: upstream.baseUrl, apiKey: 'sk-upstream-strict', responsesApi: true }
-    const strictModel = { id: 'test/strict', type: 'chat', routes: [{ provider: 'strict', model: 'strict-a' }], pricing: { input: 1, output: 2 }, maxOutputTokens: 1000 }
+    const strictModel = {
+      id: 'test/strict',
+      type: 'chat',
+      routes: [{ provider: 'strict', model: 'strict-a' }],
+      pricing: { input: 1, output: 2 },
+      maxOutputTokens: 1000,
+    }
     writeFileSync(path, JSON.stringify({ ...catalog, providers: { ...catalog.providers, strict }, models: [...catalog.models, vertexClaude, strictModel] }))
     database = await testDatabases[0]!.open()
     harness = startGateway(database, { config: testConfig({ TOLLGATE_CONFIG: path }) })
@@ -45,8 +57,12 @@ describe('price-changing request options are not forwarded', () => {
   test('chat completions and the Responses API: service_tier auto and default pass, priority, flex and scale are dropped', async () => {
     const { key } = await harness.key()
     for (const tier of ['auto', 'default', 'priority', 'flex', 'scale']) {
-      expect((await harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'test/cheap', messages: hi, service_tier: tier } })).status).toBe(200)
-      expect((await harness.call('POST', '/v1/responses', { headers: bearer(key), body: { model: 'test/smart', input: 'Say hi.', service_tier: tier } })).status).toBe(200)
+      expect(
+        (await harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'test/cheap', messages: hi, service_tier: tier } })).status,
+      ).toBe(200)
+      expect(
+        (await harness.call('POST', '/v1/responses', { headers: bearer(key), body: { model: 'test/smart', input: 'Say hi.', service_tier: tier } })).status,
+      ).toBe(200)
     }
     expect(upstream.received.map((request) => [request.path, request.body.service_tier])).toEqual([
       ['/v1/chat/completions', 'auto'],
@@ -64,12 +80,22 @@ describe('price-changing request options are not forwarded', () => {
     const { key } = await harness.key()
     for (const type of ['web_search', 'web_search_preview', 'file_search', 'code_interpreter', 'image_generation']) {
       const tools = [{ type: 'function', name: 'f', parameters: {} }, { type }]
-      const reply = await harness.call('POST', '/v1/responses', { headers: bearer(key), body: { model: 'test/strict', input: 'Say hi.', tools, tool_choice: { type } } })
+      const reply = await harness.call('POST', '/v1/responses', {
+        headers: bearer(key),
+        body: { model: 'test/strict', input: 'Say hi.', tools, tool_choice: { type } },
+      })
       expect({ type, status: reply.status }).toEqual({ type, status: 200 })
     }
-    const onlyHosted = await harness.call('POST', '/v1/responses', { headers: bearer(key), body: { model: 'test/strict', input: 'Say hi.', tools: [{ type: 'web_search' }], tool_choice: 'auto' } })
+    const onlyHosted = await harness.call('POST', '/v1/responses', {
+      headers: bearer(key),
+      body: { model: 'test/strict', input: 'Say hi.', tools: [{ type: 'web_search' }], tool_choice: 'auto' },
+    })
     expect(onlyHosted.status).toBe(200)
-    const sent = upstream.received.map((request) => ({ path: request.path, tools: request.body.tools?.map((tool: { type: string }) => tool.type), tool_choice: request.body.tool_choice }))
+    const sent = upstream.received.map((request) => ({
+      path: request.path,
+      tools: request.body.tools?.map((tool: { type: string }) => tool.type),
+      tool_choice: request.body.tool_choice,
+    }))
     expect(sent).toEqual([
       ...Array.from({ length: 5 }, () => ({ path: '/v1/responses', tools: ['function'], tool_choice: undefined })),
       { path: '/v1/responses', tools: undefined, tool_choice: 'auto' },
@@ -77,7 +103,10 @@ describe('price-changing request options are not forwarded', () => {
   })
 
   const messages = (key: string, body: object, betas?: string) =>
-    harness.call('POST', '/v1/messages', { headers: { 'x-api-key': key, ...(betas ? { 'anthropic-beta': betas } : {}) }, body: { max_tokens: 100, messages: hi, ...body } })
+    harness.call('POST', '/v1/messages', {
+      headers: { 'x-api-key': key, ...(betas ? { 'anthropic-beta': betas } : {}) },
+      body: { max_tokens: 100, messages: hi, ...body },
+    })
 
   test('messages: long-context and fast-mode betas are stripped from anthropic-beta; every other beta arrives', async () => {
     const { key } = await harness.key()
@@ -118,7 +147,10 @@ describe('price-changing request options are not forwarded', () => {
       messages: [
         { role: 'user', content: [{ type: 'text', text: 'Call f.', cache_control: fiveMinutes }] },
         { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'f', input: { cache_control: hour } }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'done', cache_control: hour }], cache_control: hour }] },
+        {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'done', cache_control: hour }], cache_control: hour }],
+        },
       ],
     }
     expect((await messages(key, body)).status).toBe(200)
@@ -132,7 +164,12 @@ describe('price-changing request options are not forwarded', () => {
         { role: 'user', content: [{ type: 'text', text: 'Call f.', cache_control: fiveMinutes }] },
         // A tool's input is the conversation's content, not a cache setting: untouched.
         { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'f', input: { cache_control: hour } }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'done', cache_control: ephemeral }], cache_control: ephemeral }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'done', cache_control: ephemeral }], cache_control: ephemeral },
+          ],
+        },
       ],
     })
     expect(JSON.stringify([sent.cache_control, sent.system, sent.tools, sent.messages[2]])).not.toContain('1h')
@@ -140,11 +177,20 @@ describe('price-changing request options are not forwarded', () => {
 
   test('messages on Vertex AI: the same betas and options are dropped', async () => {
     const { key } = await harness.key()
-    const reply = await messages(key, { model: 'claude-vertex', speed: 'fast', service_tier: 'auto', inference_geo: 'us', cache_control: { type: 'ephemeral', ttl: '1h' } }, 'context-1m-2025-08-07,interleaved-thinking-2025-05-14')
+    const reply = await messages(
+      key,
+      { model: 'claude-vertex', speed: 'fast', service_tier: 'auto', inference_geo: 'us', cache_control: { type: 'ephemeral', ttl: '1h' } },
+      'context-1m-2025-08-07,interleaved-thinking-2025-05-14',
+    )
     expect(reply.status).toBe(200)
     const call = upstream.received.find((request) => request.path.endsWith(':rawPredict'))!
     expect(call.headers['anthropic-beta']).toBe('interleaved-thinking-2025-05-14')
     expect(call.body).toMatchObject({ anthropic_version: 'vertex-2023-10-16', cache_control: { type: 'ephemeral' } })
-    expect([call.body.speed, call.body.service_tier, call.body.inference_geo, call.body.cache_control.ttl]).toEqual([undefined, undefined, undefined, undefined])
+    expect([call.body.speed, call.body.service_tier, call.body.inference_geo, call.body.cache_control.ttl]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ])
   })
 })

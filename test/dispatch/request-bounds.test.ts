@@ -67,9 +67,17 @@ for (const kind of testDatabases) {
 
     test('chat: max_tokens, max_completion_tokens and n', async () => {
       for (const field of ['max_tokens', 'max_completion_tokens']) {
-        await expectRefused('/v1/chat/completions', [...NOT_COUNTS, 1001].map((value) => ({ model: 'test/cheap', messages: hi, [field]: value })), field)
+        await expectRefused(
+          '/v1/chat/completions',
+          [...NOT_COUNTS, 1001].map((value) => ({ model: 'test/cheap', messages: hi, [field]: value })),
+          field,
+        )
       }
-      await expectRefused('/v1/chat/completions', [...NOT_COUNTS, 129].map((value) => ({ model: 'test/cheap', messages: hi, n: value })), 'n')
+      await expectRefused(
+        '/v1/chat/completions',
+        [...NOT_COUNTS, 129].map((value) => ({ model: 'test/cheap', messages: hi, n: value })),
+        'n',
+      )
     })
 
     test("chat: above the model's maximum, the providers' words; at it exactly, accepted and held", async () => {
@@ -111,7 +119,7 @@ for (const kind of testDatabases) {
       expect(hold.amount).toBe((estimateChatInputTokens({ messages: hi }) * 3 + 3000 * 15) / 1e6)
     })
 
-    test("custom models: the defaults are checked too, since no schema saw them", async () => {
+    test('custom models: the defaults are checked too, since no schema saw them', async () => {
       const { key, id: keyId, accountId } = await harness.key()
       await harness.admin('POST', '/custom-models', { account_id: accountId, name: 'boundless', base_model: 'test/cheap', defaults: { max_tokens: 1e300 } })
       const reply = await post('/v1/chat/completions', key, { model: 'custom/boundless', messages: hi })
@@ -137,14 +145,19 @@ for (const kind of testDatabases) {
         { type: 'web_fetch_20250910', name: 'web_fetch', max_uses: 1e300 },
         { type: 'web_search_20250305', name: 'web_search', max_uses: maxUses },
       ]
-      await expectRefused('/v1/messages', [0, -1, 0.5, 1e18, 1e300, '3', true, 101].map((maxUses) => ({ model: 'claude-test', max_tokens: 100, messages: hi, tools: tools(maxUses) })), 'tools[2].max_uses')
+      await expectRefused(
+        '/v1/messages',
+        [0, -1, 0.5, 1e18, 1e300, '3', true, 101].map((maxUses) => ({ model: 'claude-test', max_tokens: 100, messages: hi, tools: tools(maxUses) })),
+        'tools[2].max_uses',
+      )
       const { key, id: keyId } = await harness.key()
       expect((await post('/v1/messages', key, { model: 'claude-test', max_tokens: 100, messages: hi, tools: tools(100) })).status).toBe(200)
       // null means "not set": the default allowance of 10 searches.
       expect((await post('/v1/messages', key, { model: 'claude-test', max_tokens: 100, messages: hi, tools: tools(null) })).status).toBe(200)
       const holds = (await ledger(keyId)).filter((entry) => entry.kind === 'hold').map((entry) => entry.amount)
       // Input at the cache-write price (the dearest), 100 output tokens at 15, each search 0.01; newest first.
-      const hold = (maxUses: number | null, searches: number) => (Math.ceil(estimateChatInputTokens({ messages: hi, tools: tools(maxUses) }) * 3.75 + 100 * 15) + searches * 10_000) / 1e6
+      const hold = (maxUses: number | null, searches: number) =>
+        (Math.ceil(estimateChatInputTokens({ messages: hi, tools: tools(maxUses) }) * 3.75 + 100 * 15) + searches * 10_000) / 1e6
       expect(holds).toEqual([hold(null, 10), hold(100, 100)])
     })
 
@@ -157,7 +170,11 @@ for (const kind of testDatabases) {
     })
 
     test('images: n from 1 to 10', async () => {
-      await expectRefused('/v1/images/generations', [...NOT_COUNTS, 11].map((n) => ({ model: 'test/image', prompt: 'a cat', n })), 'n')
+      await expectRefused(
+        '/v1/images/generations',
+        [...NOT_COUNTS, 11].map((n) => ({ model: 'test/image', prompt: 'a cat', n })),
+        'n',
+      )
       const { key } = await harness.key()
       const reply = await post('/v1/images/generations', key, { model: 'test/image', prompt: 'a cat', n: 10 })
       expect(reply.json.data).toHaveLength(10)

@@ -47,7 +47,8 @@ for (const kind of testDatabases) {
       gateways.push(gateway)
       return gateway
     }
-    const respond = (harness: TestGateway, key: string, body: object) => harness.call('POST', '/v1/responses', { headers: bearer(key), body: { input: 'Say hi.', ...body } })
+    const respond = (harness: TestGateway, key: string, body: object) =>
+      harness.call('POST', '/v1/responses', { headers: bearer(key), body: { input: 'Say hi.', ...body } })
     const ledgerOf = async (harness: TestGateway, requestId: string | null) =>
       (await harness.admin('GET', `/ledger?request_id=${requestId}`)).json.data.map((entry: { kind: string }) => entry.kind).sort()
 
@@ -57,7 +58,11 @@ for (const kind of testDatabases) {
       b.script({ kind: 'error', status: 404, body: NOT_FOUND }, { text: 'Translated.', usage: { prompt_tokens: 20, completion_tokens: 3 } })
       const first = await respond(harness, key, { model: 'test/chat-only' })
       expect(first.status).toBe(200)
-      expect(first.json).toMatchObject({ object: 'response', model: 'test/chat-only', output: [{ type: 'message', content: [{ type: 'output_text', text: 'Translated.' }] }] })
+      expect(first.json).toMatchObject({
+        object: 'response',
+        model: 'test/chat-only',
+        output: [{ type: 'message', content: [{ type: 'output_text', text: 'Translated.' }] }],
+      })
       expect(first.json.usage.cost).toBe((20 * 1 + 3 * 4) / 1e6)
       expect(b.received.map((request) => request.path)).toEqual(['/v1/responses', '/v1/chat/completions'])
       // The same call switched mode on the same route: one hold, one charge, the rest released.

@@ -79,7 +79,12 @@ for (const kind of testDatabases) {
       expect(Date.now() - started).toBeGreaterThanOrEqual(IDLE_MS - 20)
       const data = eventsOf(reply.text).map(([, payload]) => payload)
       expect(data).not.toContain('[DONE]')
-      expect(data.filter((payload) => payload.includes('"content"')).map((payload) => JSON.parse(payload).choices[0].delta.content).join('')).toBe('one two ')
+      expect(
+        data
+          .filter((payload) => payload.includes('"content"'))
+          .map((payload) => JSON.parse(payload).choices[0].delta.content)
+          .join(''),
+      ).toBe('one two ')
       expect(JSON.parse(data.at(-1)!)).toEqual({ error: { message: expect.any(String), type: 'timeout_error', param: null, code: 'upstream_timeout' } })
       await expectAborted(a.received[0])
       const charge = await expectChargedForWhatStreamed(keyId, accountId)

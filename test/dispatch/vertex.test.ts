@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { exportPKCS8, generateKeyPair, importSPKI, exportSPKI, jwtVerify } from 'jose'
-import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../src/spec/prompt'
+import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../src/canonical/prompt'
 import { testDatabases, type FreshDatabase } from '../support/databases'
 import { bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
 import { MockUpstream } from '../upstream/mock-upstream'
@@ -24,7 +24,15 @@ describe('Vertex AI (Claude on the publisher endpoint)', () => {
     publicKeyPem = await exportSPKI(publicKey)
     const dir = mkdtempSync(join(tmpdir(), 'tollgate-vertex-'))
     const keyFile = join(dir, 'service-account.json')
-    writeFileSync(keyFile, JSON.stringify({ type: 'service_account', client_email: 'gateway@proj.iam.gserviceaccount.com', private_key: await exportPKCS8(privateKey), token_uri: `${upstream.origin}/token` }))
+    writeFileSync(
+      keyFile,
+      JSON.stringify({
+        type: 'service_account',
+        client_email: 'gateway@proj.iam.gserviceaccount.com',
+        private_key: await exportPKCS8(privateKey),
+        token_uri: `${upstream.origin}/token`,
+      }),
+    )
     const configFile = join(dir, 'tollgate.json')
     writeFileSync(
       configFile,
@@ -34,10 +42,27 @@ describe('Vertex AI (Claude on the publisher endpoint)', () => {
           static: { api: 'vertex', baseUrl: upstream.origin, project: 'proj', location: 'europe-west1', accessTokenEnv: 'TEST_VERTEX_TOKEN' },
         },
         models: [
-          { id: 'anthropic/claude-vertex', type: 'chat', routes: [{ provider: 'signed', model: 'claude-vertex@001' }], pricing: { input: 3, output: 15 }, maxOutputTokens: 1000 },
-          { id: 'anthropic/claude-static', type: 'chat', routes: [{ provider: 'static', model: 'claude-static@001' }], pricing: { input: 3, output: 15 }, maxOutputTokens: 1000 },
+          {
+            id: 'anthropic/claude-vertex',
+            type: 'chat',
+            routes: [{ provider: 'signed', model: 'claude-vertex@001' }],
+            pricing: { input: 3, output: 15 },
+            maxOutputTokens: 1000,
+          },
+          {
+            id: 'anthropic/claude-static',
+            type: 'chat',
+            routes: [{ provider: 'static', model: 'claude-static@001' }],
+            pricing: { input: 3, output: 15 },
+            maxOutputTokens: 1000,
+          },
           // No maximum configured: requests and holds fall back on the gateway's default.
-          { id: 'anthropic/claude-unbounded', type: 'chat', routes: [{ provider: 'static', model: 'claude-unbounded@001' }], pricing: { input: 3, output: 15 } },
+          {
+            id: 'anthropic/claude-unbounded',
+            type: 'chat',
+            routes: [{ provider: 'static', model: 'claude-unbounded@001' }],
+            pricing: { input: 3, output: 15 },
+          },
         ],
       }),
     )
@@ -74,9 +99,14 @@ describe('Vertex AI (Claude on the publisher endpoint)', () => {
     const { key } = await harness.key()
     upstream.reset()
     upstream.script({ text: 'Streamed from Vertex.' })
-    const reply = await harness.call('POST', '/v1/messages', { headers: { 'x-api-key': key }, body: { model: 'claude-vertex', max_tokens: 50, messages: hi, stream: true } })
+    const reply = await harness.call('POST', '/v1/messages', {
+      headers: { 'x-api-key': key },
+      body: { model: 'claude-vertex', max_tokens: 50, messages: hi, stream: true },
+    })
     expect(reply.text).toContain('event: message_stop')
-    expect(upstream.received.map((request) => request.path)).toEqual(['/v1/projects/proj/locations/us-east5/publishers/anthropic/models/claude-vertex@001:streamRawPredict'])
+    expect(upstream.received.map((request) => request.path)).toEqual([
+      '/v1/projects/proj/locations/us-east5/publishers/anthropic/models/claude-vertex@001:streamRawPredict',
+    ])
   })
 
   test('chat completions through Vertex, with a configured access token', async () => {
@@ -84,7 +114,11 @@ describe('Vertex AI (Claude on the publisher endpoint)', () => {
     upstream.reset()
     upstream.script({ text: 'Chat via Vertex.', usage: { prompt_tokens: 5, completion_tokens: 4 } })
     const reply = await harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'anthropic/claude-static', messages: hi } })
-    expect(reply.json).toMatchObject({ object: 'chat.completion', choices: [{ message: { content: 'Chat via Vertex.' } }], usage: { cost: (5 * 3 + 4 * 15) / 1e6 } })
+    expect(reply.json).toMatchObject({
+      object: 'chat.completion',
+      choices: [{ message: { content: 'Chat via Vertex.' } }],
+      usage: { cost: (5 * 3 + 4 * 15) / 1e6 },
+    })
     const call = upstream.received[0]!
     expect(call.path).toBe('/v1/projects/proj/locations/europe-west1/publishers/anthropic/models/claude-static@001:rawPredict')
     expect(call.headers.authorization).toBe('Bearer static-token')

@@ -16,7 +16,14 @@ function catalogEnv(upstream: MockUpstream): Record<string, string> {
   const catalog = mockCatalog(upstream.baseUrl, upstream.baseUrl) as any
   catalog.providers.a.jobTimeoutMs = JOB_TIMEOUT_MS
   catalog.providers.veo.jobTimeoutMs = JOB_TIMEOUT_MS
-  catalog.models.push({ id: 'google/veo-long', type: 'video', videoFamily: 'A', videoDurations: [5, 10], routes: [{ provider: 'veo', model: 'veo-long-001' }], pricing: { videoSecond: 0.4 } })
+  catalog.models.push({
+    id: 'google/veo-long',
+    type: 'video',
+    videoFamily: 'A',
+    videoDurations: [5, 10],
+    routes: [{ provider: 'veo', model: 'veo-long-001' }],
+    pricing: { videoSecond: 0.4 },
+  })
   const path = join(mkdtempSync(join(tmpdir(), 'tollgate-catalog-')), 'tollgate.json')
   writeFileSync(path, JSON.stringify(catalog))
   return { TOLLGATE_CONFIG: path }
@@ -158,7 +165,11 @@ for (const kind of testDatabases) {
 
     test('client leaves, Veo: a followed job that fails, is blocked or runs past its deadline is released', async () => {
       const { key, id: keyId, accountId } = await harness.key()
-      upstream.script({ kind: 'video', readyAfterMs: 400, result: 'failed' }, { kind: 'video', readyAfterMs: 400, result: 'blocked' }, { kind: 'video', neverFinishes: true })
+      upstream.script(
+        { kind: 'video', readyAfterMs: 400, result: 'failed' },
+        { kind: 'video', readyAfterMs: 400, result: 'blocked' },
+        { kind: 'video', neverFinishes: true },
+      )
       const followed = [
         generateAndLeave(key, { model: 'google/veo-test', prompt: 'fails' }, 100),
         generateAndLeave(key, { model: 'google/veo-test', prompt: 'blocked' }, 100),
@@ -200,7 +211,7 @@ for (const kind of testDatabases) {
       expect(await ledger(keyId)).toEqual([])
     })
 
-    test('duration bounds: allowed lengths pass; a model\'s own list replaces Veo\'s; family B still snaps', async () => {
+    test("duration bounds: allowed lengths pass; a model's own list replaces Veo's; family B still snaps", async () => {
       const { key, id: keyId } = await harness.key()
       const accepted: [object, number][] = [
         [{ model: 'google/veo-test', duration_seconds: 4 }, 4],

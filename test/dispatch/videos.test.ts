@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import { snapFamilyB } from '../../src/routes/openai/decode-video'
+import { snapFamilyB } from '../../src/surfaces/videos/decode'
 import { testDatabases, type FreshDatabase } from '../support/databases'
 import { expectError } from '../support/envelopes'
 import { bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
@@ -69,7 +69,13 @@ describe('POST /v1/videos/generations', () => {
     expect(submit.path).toBe('/v1/projects/proj/locations/us-central1/publishers/google/models/veo-test-001:predictLongRunning')
     expect(submit.headers.authorization).toBe('Bearer vertex-token')
     expect(submit.body).toEqual({
-      instances: [{ prompt: 'a dog', image: { bytesBase64Encoded: PNG, mimeType: 'image/png' }, lastFrame: { gcsUri: 'gs://bucket/uploads/last.jpg', mimeType: 'image/jpeg' } }],
+      instances: [
+        {
+          prompt: 'a dog',
+          image: { bytesBase64Encoded: PNG, mimeType: 'image/png' },
+          lastFrame: { gcsUri: 'gs://bucket/uploads/last.jpg', mimeType: 'image/jpeg' },
+        },
+      ],
       parameters: { sampleCount: 1, durationSeconds: 6, aspectRatio: '16:9', resolution: '1080p', resizeMode: 'crop' },
     })
     expect(upstream.received[1]!.body.operationName).toContain('/operations/')
@@ -82,9 +88,14 @@ describe('POST /v1/videos/generations', () => {
     expect(byUri.json.data[0]).toEqual({ url: 'gs://bucket/sample_0.mp4', mime_type: 'video/mp4' })
   })
 
-  test('gs:// images only under the provider\'s gcsUriPrefixes, typed by their extension', async () => {
+  test("gs:// images only under the provider's gcsUriPrefixes, typed by their extension", async () => {
     const before = await balance()
-    for (const uri of ['gs://operator-private-bucket/secret.png', 'gs://bucket/other/x.png', 'gs://bucket/uploads-evil/x.png', 'gs://bucket/uploads/../secret.png']) {
+    for (const uri of [
+      'gs://operator-private-bucket/secret.png',
+      'gs://bucket/other/x.png',
+      'gs://bucket/uploads-evil/x.png',
+      'gs://bucket/uploads/../secret.png',
+    ]) {
       const refused = await generate({ model: 'google/veo-test', prompt: 'x', image: uri })
       expectError(refused, 400, 'invalid_request')
       expect(refused.json.error).toMatchObject({ param: 'image' })
@@ -112,7 +123,7 @@ describe('POST /v1/videos/generations', () => {
     expect(await balance()).toEqual(before)
   })
 
-  test('parameter rules: HTTP(S) images, the other family\'s parameters, sizes', async () => {
+  test("parameter rules: HTTP(S) images, the other family's parameters, sizes", async () => {
     const checks: [object, string][] = [
       [{ model: 'test/sora', prompt: 'x', image: 'https://example.com/cat.png' }, 'image'],
       [{ model: 'google/veo-test', prompt: 'x', image_url: { url: 'http://example.com/cat.png' } }, 'image'],

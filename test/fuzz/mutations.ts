@@ -50,8 +50,48 @@ export interface Secrets {
 const encoder = new TextEncoder()
 
 /** Tokens that JSON.stringify cannot write: numbers past float range, bare NaN, lone-surrogate escapes. */
-const EDGE_NUMBERS = ['1e308', '-1e308', '1e309', '-0', '0', '-1', '0.5', '1e-400', '9007199254740993', '-9007199254740993', '123456789012345678901234567890', '4294967296', '2147483648', '"NaN"', '"Infinity"', '"-Infinity"', '"1e308"', '"-0"', '"0x10"', '" 7 "', 'NaN', 'Infinity', '1.0000000000000000000001', '1E+2', '00012']
-const CONTROL_STRINGS = ['\u0000', 'a\u0000b', '\u0001\u0002\u0003', '\u001b[31mred', '\u007f', '\r\n', '\u2028\u2029', '\ufeff', '\uffff', '\u200b', 'tollgate_sk_prod_\u0000', '%00', '../../etc/passwd']
+const EDGE_NUMBERS = [
+  '1e308',
+  '-1e308',
+  '1e309',
+  '-0',
+  '0',
+  '-1',
+  '0.5',
+  '1e-400',
+  '9007199254740993',
+  '-9007199254740993',
+  '123456789012345678901234567890',
+  '4294967296',
+  '2147483648',
+  '"NaN"',
+  '"Infinity"',
+  '"-Infinity"',
+  '"1e308"',
+  '"-0"',
+  '"0x10"',
+  '" 7 "',
+  'NaN',
+  'Infinity',
+  '1.0000000000000000000001',
+  '1E+2',
+  '00012',
+]
+const CONTROL_STRINGS = [
+  '\u0000',
+  'a\u0000b',
+  '\u0001\u0002\u0003',
+  '\u001b[31mred',
+  '\u007f',
+  '\r\n',
+  '\u2028\u2029',
+  '\ufeff',
+  '\uffff',
+  '\u200b',
+  'tollgate_sk_prod_\u0000',
+  '%00',
+  '../../etc/passwd',
+]
 const SURROGATE_TOKENS = ['"\\ud800"', '"\\udfff"', '"a\\ud83db"', '"\\udc00\\ud800"', '"\\ud83d"']
 const OTHER_VALUES: unknown[] = [null, true, false, 0, -1, '', 'x', [], {}, [null], { '': null }, [[]], 'test/cheap', 'anthropic/claude-test']
 const ODD_KEYS = ['__proto__', 'constructor', 'prototype', '', ' ', '\u0000', 'toString', 'hasOwnProperty', 'a'.repeat(10_000), '$ref', 'model\u0000']
@@ -161,7 +201,8 @@ function mutateOnce(random: Random, index: number, example: Example, secrets: Se
     case 'valid':
       return request
     case 'stream': {
-      const streamed = typeof json === 'object' && json !== null && !Array.isArray(json) ? { ...json, stream: true, stream_options: { include_usage: true } } : json
+      const streamed =
+        typeof json === 'object' && json !== null && !Array.isArray(json) ? { ...json, stream: true, stream_options: { include_usage: true } } : json
       return { ...jsonBody(request, JSON.stringify(streamed)), note: 'stream: true' }
     }
     case 'type-swap': {
@@ -183,12 +224,18 @@ function mutateOnce(random: Random, index: number, example: Example, secrets: Se
       const length = random.pick([1000, 100_000, 1_000_000])
       const path = somePath()
       const element = random.pick(['0', '{}', '"x"', '{"role":"user","content":"hi"}', '[]'])
-      return { ...jsonBody(request, withRaw(replaced(json, path, marker(0)), [`[${Array(length).fill(element).join(',')}]`])), note: `${describe(path)} = array of ${length} × ${element}` }
+      return {
+        ...jsonBody(request, withRaw(replaced(json, path, marker(0)), [`[${Array(length).fill(element).join(',')}]`])),
+        note: `${describe(path)} = array of ${length} × ${element}`,
+      }
     }
     case 'huge-string': {
       const length = random.pick([100_000, 5_000_000, 20_000_000])
       const path = somePath()
-      return { ...jsonBody(request, JSON.stringify(replaced(json, path, random.pick(['a', '\u00e9', '\ud83d\ude00', ' ']).repeat(length)))), note: `${describe(path)} = string of ${length}` }
+      return {
+        ...jsonBody(request, JSON.stringify(replaced(json, path, random.pick(['a', '\u00e9', '\ud83d\ude00', ' ']).repeat(length)))),
+        note: `${describe(path)} = string of ${length}`,
+      }
     }
     case 'control-chars': {
       const strings = paths.filter((path) => typeof path.reduce<unknown>((node, key) => (node as Record<string, unknown>)[key as string], json) === 'string')
@@ -232,11 +279,31 @@ function mutateOnce(random: Random, index: number, example: Example, secrets: Se
       return { ...jsonBody(request, broken), note: `body ${JSON.stringify(broken.slice(0, 80))}` }
     }
     case 'content-type': {
-      const type = random.pick(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data', 'multipart/form-data; boundary=', 'application/json; charset=utf-16', 'application/octet-stream', 'application/xml', 'application/json, text/plain', '', 'application/jsonx', 'APPLICATION/JSON', 'application/json; boundary=x', 'image/png'])
+      const type = random.pick([
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data',
+        'multipart/form-data; boundary=',
+        'application/json; charset=utf-16',
+        'application/octet-stream',
+        'application/xml',
+        'application/json, text/plain',
+        '',
+        'application/jsonx',
+        'APPLICATION/JSON',
+        'application/json; boundary=x',
+        'image/png',
+      ])
       const headers = request.headers.filter(([name]) => name !== 'content-type')
       if (type) headers.push(['content-type', type])
       const body = request.body ?? encoder.encode(JSON.stringify(json))
-      return { ...request, headers, body, transport: request.method === 'GET' || request.method === 'HEAD' ? 'raw' : 'fetch', note: `content-type ${JSON.stringify(type)}` }
+      return {
+        ...request,
+        headers,
+        body,
+        transport: request.method === 'GET' || request.method === 'HEAD' ? 'raw' : 'fetch',
+        note: `content-type ${JSON.stringify(type)}`,
+      }
     }
     case 'multipart':
       return multipartAbuse(random, request, example)
@@ -246,10 +313,14 @@ function mutateOnce(random: Random, index: number, example: Example, secrets: Se
     }
     case 'odd-keys': {
       const key = random.pick(ODD_KEYS)
-      const path = random.pick(paths.filter((candidate) => {
-        const node = candidate.reduce<unknown>((value, part) => (value as Record<string, unknown>)[part as string], json)
-        return node !== null && typeof node === 'object' && !Array.isArray(node)
-      }).concat([[]]))
+      const path = random.pick(
+        paths
+          .filter((candidate) => {
+            const node = candidate.reduce<unknown>((value, part) => (value as Record<string, unknown>)[part as string], json)
+            return node !== null && typeof node === 'object' && !Array.isArray(node)
+          })
+          .concat([[]]),
+      )
       const node = path.reduce<unknown>((value, part) => (value as Record<string, unknown>)[part as string], json) as Record<string, unknown>
       const value = random.pick([{ admin: true }, null, 'x', 1, []])
       // Built as text: an object literal would set the prototype for "__proto__" instead of a key.
@@ -272,7 +343,12 @@ function mutateOnce(random: Random, index: number, example: Example, secrets: Se
 }
 
 function multipartAbuse(random: Random, request: FuzzRequest, example: Example): FuzzRequest {
-  const parts: FormPart[] = example.form ?? Object.entries((example.json ?? {}) as Record<string, unknown>).map(([name, value]) => ({ name, value: typeof value === 'string' ? value : JSON.stringify(value) }))
+  const parts: FormPart[] =
+    example.form ??
+    Object.entries((example.json ?? {}) as Record<string, unknown>).map(([name, value]) => ({
+      name,
+      value: typeof value === 'string' ? value : JSON.stringify(value),
+    }))
   const boundary = `fuzz${random.int(0, 1e6)}`
   const headers = request.headers.filter(([name]) => name !== 'content-type')
   const withType = (type: string, body: Uint8Array, note: string): FuzzRequest => ({ ...request, headers: [...headers, ['content-type', type]], body, note })
@@ -282,20 +358,89 @@ function multipartAbuse(random: Random, request: FuzzRequest, example: Example):
     () => withType('multipart/form-data', multipartBody(parts, boundary), 'no boundary parameter'),
     () => withType(`${form}x`, multipartBody(parts, boundary), 'boundary mismatch'),
     () => withType(form, multipartBody(parts, boundary).subarray(0, random.int(10, 200)), 'truncated form'),
-    () => withType(form, multipartBody([...Array.from({ length: 5000 }, (_, at): FormPart => ({ name: `f${at}`, value: 'x' })), ...parts], boundary), '5000 extra parts'),
-    () => withType(form, multipartBody(parts.map((part) => (part.name === 'file' ? { name: 'file', value: 'not a file' } : part)), boundary), 'file as a text field'),
-    () => withType(form, multipartBody(parts.map((part) => (part.name === 'model' ? { ...part, filename: 'model.txt', contentType: 'text/plain' } : part)), boundary), 'model as a file'),
+    () =>
+      withType(
+        form,
+        multipartBody([...Array.from({ length: 5000 }, (_, at): FormPart => ({ name: `f${at}`, value: 'x' })), ...parts], boundary),
+        '5000 extra parts',
+      ),
+    () =>
+      withType(
+        form,
+        multipartBody(
+          parts.map((part) => (part.name === 'file' ? { name: 'file', value: 'not a file' } : part)),
+          boundary,
+        ),
+        'file as a text field',
+      ),
+    () =>
+      withType(
+        form,
+        multipartBody(
+          parts.map((part) => (part.name === 'model' ? { ...part, filename: 'model.txt', contentType: 'text/plain' } : part)),
+          boundary,
+        ),
+        'model as a file',
+      ),
     () => withType(form, multipartBody([...parts, ...parts], boundary), 'every field twice'),
-    () => withType(form, multipartBody(parts.map((part) => (part.filename ? { ...part, filename: random.pick(['a\u0000b.wav', '../../../etc/passwd', 'x'.repeat(5000), 'a"b.wav', 'é.wav', '']) } : part)), boundary), 'odd filename'),
-    () => withType(form, multipartBody(parts.map((part) => (part.filename ? { ...part, value: new Uint8Array(0) } : part)), boundary), 'empty file'),
-    () => withType(form, multipartBody(parts.map((part) => (part.filename ? { ...part, value: Uint8Array.from({ length: 4096 }, (_, at) => (at * 7919) & 0xff) } : part)), boundary), 'file of noise'),
-    () => withType(form, multipartBody(parts.map((part) => (part.filename ? { ...part, contentType: random.pick(['', 'audio/x\u0001', 'text/html', 'multipart/mixed; boundary=y']) } : part)), boundary), 'odd part type'),
+    () =>
+      withType(
+        form,
+        multipartBody(
+          parts.map((part) =>
+            part.filename ? { ...part, filename: random.pick(['a\u0000b.wav', '../../../etc/passwd', 'x'.repeat(5000), 'a"b.wav', 'é.wav', '']) } : part,
+          ),
+          boundary,
+        ),
+        'odd filename',
+      ),
+    () =>
+      withType(
+        form,
+        multipartBody(
+          parts.map((part) => (part.filename ? { ...part, value: new Uint8Array(0) } : part)),
+          boundary,
+        ),
+        'empty file',
+      ),
+    () =>
+      withType(
+        form,
+        multipartBody(
+          parts.map((part) => (part.filename ? { ...part, value: Uint8Array.from({ length: 4096 }, (_, at) => (at * 7919) & 0xff) } : part)),
+          boundary,
+        ),
+        'file of noise',
+      ),
+    () =>
+      withType(
+        form,
+        multipartBody(
+          parts.map((part) =>
+            part.filename ? { ...part, contentType: random.pick(['', 'audio/x\u0001', 'text/html', 'multipart/mixed; boundary=y']) } : part,
+          ),
+          boundary,
+        ),
+        'odd part type',
+      ),
     () => withType(form, encoder.encode(`--${boundary}\r\ncontent-disposition: form-data\r\n\r\nvalue\r\n--${boundary}--\r\n`), 'part without a name'),
     () => withType(form, encoder.encode(`--${boundary}\r\ngarbage header line\r\n--${boundary}--`), 'part headers never end'),
     () => withType(form, encoder.encode(`--${boundary}--\r\n`), 'empty form'),
     () => withType(form, Buffer.concat([multipartBody(parts, boundary), Uint8Array.from([0xff, 0xfe, 0x00])]), 'bytes after the closing boundary'),
     () => withType(`multipart/form-data; boundary="${'b'.repeat(200)}"`, multipartBody(parts, 'b'.repeat(200)), 'over-long boundary'),
-    () => withType(form, multipartBody(parts.map((part) => (part.name === 'temperature' || part.name === 'model' ? { ...part, value: random.pick(['1e308', 'NaN', '-0', '\u0000', '9007199254740993', '']) } : part)), boundary), 'odd field values'),
+    () =>
+      withType(
+        form,
+        multipartBody(
+          parts.map((part) =>
+            part.name === 'temperature' || part.name === 'model'
+              ? { ...part, value: random.pick(['1e308', 'NaN', '-0', '\u0000', '9007199254740993', '']) }
+              : part,
+          ),
+          boundary,
+        ),
+        'odd field values',
+      ),
   ]
   return { ...random.pick(variants)(), family: 'multipart' }
 }
@@ -339,7 +484,28 @@ function oddHeaders(random: Random, request: FuzzRequest, secrets: Secrets): Fuz
 function oddPath(random: Random, request: FuzzRequest): FuzzRequest {
   const [pathname, query = ''] = request.path.split('?')
   const segments = pathname!.split('/')
-  const weird = random.pick(['%00', 'a%00b', '%2e%2e', '..%2F..%2Fadmin', 'x'.repeat(5000), '%ff%fe', '%zz', '%F0%9F%92%A5', 'acct%0d%0aX', '%20', '', '*', '%2F', '..', '.', 'null', 'undefined', '__proto__', '1e308', '-0'])
+  const weird = random.pick([
+    '%00',
+    'a%00b',
+    '%2e%2e',
+    '..%2F..%2Fadmin',
+    'x'.repeat(5000),
+    '%ff%fe',
+    '%zz',
+    '%F0%9F%92%A5',
+    'acct%0d%0aX',
+    '%20',
+    '',
+    '*',
+    '%2F',
+    '..',
+    '.',
+    'null',
+    'undefined',
+    '__proto__',
+    '1e308',
+    '-0',
+  ])
   const variants: (() => [string, string])[] = [
     () => {
       const at = random.int(1, segments.length - 1)
@@ -364,6 +530,15 @@ function oddPath(random: Random, request: FuzzRequest): FuzzRequest {
 }
 
 function rawHttp(random: Random, request: FuzzRequest): FuzzRequest {
-  const note = random.pick(['HTTP/1.0', 'body longer than content-length', 'body shorter than content-length', 'bad chunked framing', 'both content-length and chunked', 'header without colon', 'obs-fold continuation', 'NUL in header name'])
+  const note = random.pick([
+    'HTTP/1.0',
+    'body longer than content-length',
+    'body shorter than content-length',
+    'bad chunked framing',
+    'both content-length and chunked',
+    'header without colon',
+    'obs-fold continuation',
+    'NUL in header name',
+  ])
   return { ...request, transport: 'raw', note: `raw: ${note}` }
 }

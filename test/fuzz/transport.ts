@@ -75,7 +75,8 @@ export function rawBytes(origin: URL, request: FuzzRequest): Uint8Array {
       lines.push('x-n\u0000ul: v', `content-length: ${body.length}`)
       break
     default:
-      if (!names.has('content-length') && !names.has('transfer-encoding') && (body.length || request.method === 'POST')) lines.push(`content-length: ${body.length}`)
+      if (!names.has('content-length') && !names.has('transfer-encoding') && (body.length || request.method === 'POST'))
+        lines.push(`content-length: ${body.length}`)
   }
   // Header text goes out byte for byte: Latin-1, so a U+00E9 stays one byte and U+0000 a NUL.
   return Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), payload])

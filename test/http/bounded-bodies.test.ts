@@ -144,7 +144,9 @@ describe('multipart forms', () => {
       expect(Object.hasOwn(record, '__proto__')).toBe(true)
       expect(({} as Record<string, unknown>).polluted).toBeUndefined()
     }
-    await expect(readMultipartForm(single(encoder.encode('--b0undary\r\nContent-Disposition: form-data; name="x"\r\n\r\nnever closed'), 5), 'b0undary')).rejects.toThrow('closing boundary')
+    await expect(
+      readMultipartForm(single(encoder.encode('--b0undary\r\nContent-Disposition: form-data; name="x"\r\n\r\nnever closed'), 5), 'b0undary'),
+    ).rejects.toThrow('closing boundary')
   })
 
   test('without a credential: 401, the body left unread', async () => {
@@ -161,7 +163,10 @@ describe('multipart forms', () => {
     const started = performance.now()
     const response = await transcribe(bearer(key), counted.stream)
     expect(response.status).toBe(413)
-    expect(((await response.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'request_too_large', message: expect.stringContaining('50 parts') })
+    expect(((await response.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+      code: 'request_too_large',
+      message: expect.stringContaining('50 parts'),
+    })
     expect(counted.pulls()).toBeLessThan(60)
     expect(performance.now() - started).toBeLessThan(500)
   })

@@ -11,7 +11,14 @@ describe('database errors as the client sees them', () => {
   const wrapped = (code: string) => new Error('Failed query: select …', { cause: withCode(code) })
 
   test('an unreachable database is 503 service_unavailable with Retry-After', () => {
-    for (const error of [withCode('ECONNREFUSED'), withCode('ECONNRESET'), withCode('CONNECTION_CLOSED'), wrapped('08006'), wrapped('57P01'), wrapped('53300')]) {
+    for (const error of [
+      withCode('ECONNREFUSED'),
+      withCode('ECONNRESET'),
+      withCode('CONNECTION_CLOSED'),
+      wrapped('08006'),
+      wrapped('57P01'),
+      wrapped('53300'),
+    ]) {
       const mapped = asGatewayError(error)
       expect(mapped).toBeInstanceOf(ServiceUnavailableError)
       expect(mapped.status).toBe(503)
@@ -42,9 +49,13 @@ for (const kind of testDatabases) {
     const suite = gatewaySuite(kind, { interruptible: { every: true } })
     const outage = { start: () => suite.connection.cut(), end: () => suite.connection.restore() }
 
-    const chat = (key: string) => suite.harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }] } })
+    const chat = (key: string) =>
+      suite.harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }] } })
     const messages = (key: string) =>
-      suite.harness.call('POST', '/v1/messages', { headers: { 'x-api-key': key }, body: { model: 'anthropic/claude-test', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] } })
+      suite.harness.call('POST', '/v1/messages', {
+        headers: { 'x-api-key': key },
+        body: { model: 'anthropic/claude-test', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] },
+      })
     const wallet = (key: string) => suite.harness.call('GET', '/v1/wallet', { headers: bearer(key) })
     const expectUnavailable = (reply: Reply, surface: 'openai' | 'messages' = 'openai') => {
       expectError(reply, 503, 'service_unavailable', surface)

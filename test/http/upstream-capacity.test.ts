@@ -47,7 +47,8 @@ class HoldingUpstream {
   private async handle(request: Request): Promise<Response> {
     const body = (await request.json()) as { model: string }
     const encoder = new TextEncoder()
-    const chunk = (payload: object) => encoder.encode(`data: ${JSON.stringify({ id: 'chatcmpl-held', object: 'chat.completion.chunk', created: 1, model: body.model, ...payload })}\n\n`)
+    const chunk = (payload: object) =>
+      encoder.encode(`data: ${JSON.stringify({ id: 'chatcmpl-held', object: 'chat.completion.chunk', created: 1, model: body.model, ...payload })}\n\n`)
     this.open++
     this.mostOpen = Math.max(this.mostOpen, this.open)
     const released = this.released
@@ -73,7 +74,13 @@ class HoldingUpstream {
 /** One HTTP/1.1 request on its own socket; resolves with everything the server sent once it closes. */
 function rawPost(origin: URL, path: string, headers: Record<string, string>, body: string): Promise<string> {
   const payload = Buffer.from(body)
-  const head = [`POST ${path} HTTP/1.1`, `host: ${origin.host}`, 'connection: close', `content-length: ${payload.length}`, ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)]
+  const head = [
+    `POST ${path} HTTP/1.1`,
+    `host: ${origin.host}`,
+    'connection: close',
+    `content-length: ${payload.length}`,
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ]
   return new Promise((resolve, reject) => {
     const received: Buffer[] = []
     Bun.connect({
@@ -116,48 +123,54 @@ describe('upstream capacity of one gateway process', () => {
     if (limit < STREAMS * 2 + 200) throw new Error(`ulimit -n is ${limit}; this test needs about ${STREAMS * 2 + 200} (raise it with ulimit -n)`)
   })
 
-  test(`${STREAMS} streams are open upstream at the same time, then settle exactly`, async () => {
-    const env = { ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl), TOLLGATE_DATA_DIR: dataDir, TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN }
-    const gateway = await startGatewayProcess(env)
-    let stopped = false
-    try {
-      const admin = async (path: string, payload: unknown) => {
-        const response = await fetch(`${gateway.url}admin/v1${path}`, { method: 'POST', headers: bearer(ADMIN_TOKEN), body: JSON.stringify(payload) })
-        return (await response.json()) as Record<string, string>
-      }
-      const account = await admin('/accounts', { name: 'capacity' })
-      await admin(`/accounts/${account.id}/credits`, { amount: 10 })
-      const { key } = await admin('/keys', { account_id: account.id, env: 'prod' })
-
-      const origin = new URL(gateway.url)
-      const request = JSON.stringify({ model: 'test/cheap', messages: [{ role: 'user', content: 'hold' }], stream: true, max_tokens: 10 })
-      const answers = Array.from({ length: STREAMS }, () => rawPost(origin, '/v1/chat/completions', { ...bearer(key!), 'content-type': 'application/json' }, request))
-
-      // Each hold is a commit on the embedded database (a few hundred a second here): time grows with the count.
-      const deadline = Date.now() + 20_000 + STREAMS * 10
-      while (upstream.open < STREAMS && Date.now() < deadline) await Bun.sleep(50)
-      const openAtOnce = upstream.mostOpen
-      upstream.release()
-      const texts = await Promise.all(answers)
-      console.log(`upstream capacity: ${openAtOnce} of ${STREAMS} streams open upstream at once`)
-      expect(openAtOnce).toBe(STREAMS)
-      expect(texts.filter((text) => text.startsWith('HTTP/1.1 200') && text.includes('data: [DONE]')).length).toBe(STREAMS)
-
-      // The books, read from the gateway's own database once it has stopped and let it go.
-      expect(await gateway.stop()).toBe(0)
-      stopped = true
-      const database = await openDatabase({ dataDir })
+  test(
+    `${STREAMS} streams are open upstream at the same time, then settle exactly`,
+    async () => {
+      const env = { ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl), TOLLGATE_DATA_DIR: dataDir, TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN }
+      const gateway = await startGatewayProcess(env)
+      let stopped = false
       try {
-        await expectBooksBalance(database.db)
-        const [wallet] = await database.rows<{ balance: string; held: string }>(
-          sql`select balance::text as balance, held::text as held from wallets where kind = 'wallet' and owner_id = ${account.id}`,
+        const admin = async (path: string, payload: unknown) => {
+          const response = await fetch(`${gateway.url}admin/v1${path}`, { method: 'POST', headers: bearer(ADMIN_TOKEN), body: JSON.stringify(payload) })
+          return (await response.json()) as Record<string, string>
+        }
+        const account = await admin('/accounts', { name: 'capacity' })
+        await admin(`/accounts/${account.id}/credits`, { amount: 10 })
+        const { key } = await admin('/keys', { account_id: account.id, env: 'prod' })
+
+        const origin = new URL(gateway.url)
+        const request = JSON.stringify({ model: 'test/cheap', messages: [{ role: 'user', content: 'hold' }], stream: true, max_tokens: 10 })
+        const answers = Array.from({ length: STREAMS }, () =>
+          rawPost(origin, '/v1/chat/completions', { ...bearer(key!), 'content-type': 'application/json' }, request),
         )
-        expect(wallet).toEqual({ balance: String(10_000_000 - STREAMS * PER_STREAM_MICROS), held: '0' })
+
+        // Each hold is a commit on the embedded database (a few hundred a second here): time grows with the count.
+        const deadline = Date.now() + 20_000 + STREAMS * 10
+        while (upstream.open < STREAMS && Date.now() < deadline) await Bun.sleep(50)
+        const openAtOnce = upstream.mostOpen
+        upstream.release()
+        const texts = await Promise.all(answers)
+        console.log(`upstream capacity: ${openAtOnce} of ${STREAMS} streams open upstream at once`)
+        expect(openAtOnce).toBe(STREAMS)
+        expect(texts.filter((text) => text.startsWith('HTTP/1.1 200') && text.includes('data: [DONE]')).length).toBe(STREAMS)
+
+        // The books, read from the gateway's own database once it has stopped and let it go.
+        expect(await gateway.stop()).toBe(0)
+        stopped = true
+        const database = await openDatabase({ dataDir })
+        try {
+          await expectBooksBalance(database.db)
+          const [wallet] = await database.rows<{ balance: string; held: string }>(
+            sql`select balance::text as balance, held::text as held from wallets where kind = 'wallet' and owner_id = ${account.id}`,
+          )
+          expect(wallet).toEqual({ balance: String(10_000_000 - STREAMS * PER_STREAM_MICROS), held: '0' })
+        } finally {
+          await database.close()
+        }
       } finally {
-        await database.close()
+        if (!stopped) await gateway.stop()
       }
-    } finally {
-      if (!stopped) await gateway.stop()
-    }
-  }, Math.max(60_000, STREAMS * 30))
+    },
+    Math.max(60_000, STREAMS * 30),
+  )
 })

@@ -27,7 +27,18 @@ function pngDeclaring(width: number, height: number): Uint8Array {
 
 /** SOI, a JFIF APP0 segment, then a baseline frame header. */
 function jpegDeclaring(width: number, height: number): Uint8Array {
-  return bytes([0xff, 0xd8, 0xff, 0xe0], u16be(16), 'JFIF', [0, 1, 1, 0, 0, 1, 0, 1, 0, 0], [0xff, 0xc0], u16be(17), [8], u16be(height), u16be(width), [3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1])
+  return bytes(
+    [0xff, 0xd8, 0xff, 0xe0],
+    u16be(16),
+    'JFIF',
+    [0, 1, 1, 0, 0, 1, 0, 1, 0, 0],
+    [0xff, 0xc0],
+    u16be(17),
+    [8],
+    u16be(height),
+    u16be(width),
+    [3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1],
+  )
 }
 
 function webpDeclaring(width: number, height: number): Uint8Array {

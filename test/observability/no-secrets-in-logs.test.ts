@@ -94,7 +94,11 @@ for (const kind of testDatabases) {
       expect(refused.json.error.message).toBe('Incorrect API key provided: [redacted]. Also saw [redacted] in Authorization: Bearer [redacted].')
 
       // The same on the messages format, and on Gemini with a Google-shaped key.
-      upstream.script({ kind: 'error', status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'invalid x-api-key sk-ant-a given' } } })
+      upstream.script({
+        kind: 'error',
+        status: 400,
+        body: { type: 'error', error: { type: 'invalid_request_error', message: 'invalid x-api-key sk-ant-a given' } },
+      })
       const refusedMessages = remember(
         await harness.call('POST', '/v1/messages', {
           headers: { 'x-api-key': apiKey },
@@ -103,13 +107,23 @@ for (const kind of testDatabases) {
       )
       expectError(refusedMessages, 400, 'upstream_error', 'messages')
       expect(refusedMessages.json.error.message).toBe('invalid x-api-key [redacted] given')
-      upstream.script({ kind: 'error', status: 400, body: { error: { code: 400, message: 'API key AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY not valid. Please pass a valid API key.', status: 'INVALID_ARGUMENT' } } })
+      upstream.script({
+        kind: 'error',
+        status: 400,
+        body: {
+          error: { code: 400, message: 'API key AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY not valid. Please pass a valid API key.', status: 'INVALID_ARGUMENT' },
+        },
+      })
       const refusedGemini = remember(await chat('google/gemini-test'))
       expectError(refusedGemini, 400, 'invalid_argument')
       expect(refusedGemini.json.error.message).toBe('API key [redacted] not valid. Please pass a valid API key.')
 
       // An upstream 401 (the gateway's own provider key is wrong) moves on to the next route.
-      upstream.script({ kind: 'error', status: 401, body: { error: { message: 'Incorrect API key provided: sk-upstream-a.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } } })
+      upstream.script({
+        kind: 'error',
+        status: 401,
+        body: { error: { message: 'Incorrect API key provided: sk-upstream-a.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } },
+      })
       expect(remember(await chat('test/smart')).status).toBe(200)
 
       // A wrong key, a wrong admin token, a key record; and an unknown route with a key in its

@@ -22,7 +22,7 @@ describe('models, pricing and wallet', () => {
     await database.close()
   })
 
-  test('GET /v1/models lists configured providers\' models and aliases in OpenAI\'s list shape', async () => {
+  test("GET /v1/models lists configured providers' models and aliases in OpenAI's list shape", async () => {
     const reply = await harness.call('GET', '/v1/models')
     expect(reply.json.object).toBe('list')
     const listed = ids(reply)
@@ -35,7 +35,7 @@ describe('models, pricing and wallet', () => {
     expect(model.created).toBeInteger()
   })
 
-  test('a key sees only its allowed models and its own account\'s custom models', async () => {
+  test("a key sees only its allowed models and its own account's custom models", async () => {
     const { key, accountId } = await harness.key({ allowed_models: ['anthropic/*', 'custom/*'] })
     await harness.admin('POST', '/custom-models', { account_id: accountId, name: 'mine', base_model: 'anthropic/claude-haiku-4-5' })
     const other = await harness.key()
@@ -53,7 +53,10 @@ describe('models, pricing and wallet', () => {
     expectError(await retrieve('openai/gpt-5', key), 404, 'model_not_found')
     expect((await retrieve('openai/gpt-5', other.key)).status).toBe(200)
     // Calling another account's custom model: it does not exist for this key.
-    const call = await harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'custom/theirs', messages: [{ role: 'user', content: 'hi' }] } })
+    const call = await harness.call('POST', '/v1/chat/completions', {
+      headers: bearer(key),
+      body: { model: 'custom/theirs', messages: [{ role: 'user', content: 'hi' }] },
+    })
     expectError(call, 404, 'model_not_found')
   })
 
@@ -73,7 +76,7 @@ describe('models, pricing and wallet', () => {
     expect(listed).not.toContain('google/gemini-2.5-pro')
   })
 
-  test('GET /v1/pricing shows the config\'s units, omits absent prices, follows allowed models', async () => {
+  test("GET /v1/pricing shows the config's units, omits absent prices, follows allowed models", async () => {
     const { key } = await harness.key({ allowed_models: ['anthropic/claude-sonnet-4-5', 'openai/text-embedding-3-small'] })
     const reply = await harness.call('GET', '/v1/pricing', { headers: bearer(key) })
     expect(reply.json).toEqual({
@@ -87,7 +90,7 @@ describe('models, pricing and wallet', () => {
     expect(forUser.json.data.length).toBeGreaterThan(10)
   })
 
-  test('GET /v1/wallet: the account wallet, the key\'s allotment and its month', async () => {
+  test("GET /v1/wallet: the account wallet, the key's allotment and its month", async () => {
     const { id: accountId } = await harness.account(25)
     const plain = await harness.key({ account_id: accountId })
     const allotted = await harness.key({ account_id: accountId, allotment: 4.25, monthly_quota: 100 })

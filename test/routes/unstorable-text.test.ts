@@ -26,7 +26,10 @@ for (const kind of testDatabases) {
       expect(chat.json.error.param).toBe('model')
       // /v1/messages serves no custom model (400 model_not_supported) and never looks one up.
       const messages = (model: string) =>
-        harness.call('POST', '/v1/messages', { headers: { 'x-api-key': key.key }, body: { model, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] } })
+        harness.call('POST', '/v1/messages', {
+          headers: { 'x-api-key': key.key },
+          body: { model, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] },
+        })
       expectError(await messages('custom/helper\u0000'), 400, 'model_not_supported', 'messages')
       expectError(await messages('claude-\u0000'), 404, 'model_not_found', 'messages')
       for (const path of ['/v1/models/custom%2Fhelper%00', '/v1/models/custom/%00']) {

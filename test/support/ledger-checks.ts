@@ -39,4 +39,37 @@ export async function expectBooksBalance(db: Database, options: { openHolds?: bo
       having sum(case when kind = 'hold' then 1 else 0 end) <> 1
           or sum(case when kind in ('charge', 'release', 'expire') then amount else 0 end) <> sum(case when kind = 'hold' then amount else 0 end)`),
   ).toEqual([])
+  await expectRollupMatchesLedger(db)
+}
+
+/**
+ * The usage rollup equals the sums over the ledger's charge entries, group by group (hour,
+ * account, key, user, model): computed here from the ledger in SQL of its own. A token count
+ * counts when it is a whole non-negative number (docs/billing.md#usage-rollups); usage marked
+ * invalid may carry anything.
+ */
+export async function expectRollupMatchesLedger(db: Database): Promise<void> {
+  const counted = (field: string) => {
+    const value = `(usage->>'${field}')::numeric`
+    return sql.raw(
+      `case when jsonb_typeof(usage->'${field}') = 'number' then (case when ${value} >= 0 and mod(${value}, 1) = 0 then ${value} else 0 end) else 0 end`,
+    )
+  }
+  const result = await db.execute(sql`
+    with ledger as (
+      select date_trunc('hour', created_at, 'UTC') as hour, coalesce(account_id, '') as account_id, coalesce(key_id, '') as key_id,
+        coalesce(user_sub, '') as user_sub, coalesce(model, '') as model, count(*)::bigint as requests,
+        sum(${counted('input_tokens')}) as input_tokens,
+        sum(${counted('output_tokens')}) as output_tokens,
+        sum(${counted('cache_read_tokens')}) as cache_read_tokens,
+        sum(${counted('cache_write_tokens')}) as cache_write_tokens,
+        sum(amount)::numeric as cost, sum(uncollected)::numeric as uncollected
+      from ledger_entries where kind = 'charge' group by 1, 2, 3, 4, 5
+    ),
+    rollup as (
+      select hour, account_id, key_id, user_sub, model, requests, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost, uncollected from usage_rollups
+    )
+    select * from ((select * from ledger except select * from rollup) union all (select * from rollup except select * from ledger)) differences`)
+  const differences = Array.isArray(result) ? result : (result as unknown as { rows: unknown[] }).rows
+  expect(differences).toEqual([])
 }

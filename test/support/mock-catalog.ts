@@ -12,7 +12,15 @@ export function mockCatalog(a: string, b: string) {
   return {
     providers: {
       a: { api: 'openai', baseUrl: a, apiKey: 'sk-upstream-a', pollIntervalMs: 10 },
-      veo: { api: 'vertex', baseUrl: a.replace(/\/v1$/, ''), project: 'proj', location: 'us-central1', apiKey: 'vertex-token', pollIntervalMs: 10, gcsUriPrefixes: ['gs://bucket/uploads/'] },
+      veo: {
+        api: 'vertex',
+        baseUrl: a.replace(/\/v1$/, ''),
+        project: 'proj',
+        location: 'us-central1',
+        apiKey: 'vertex-token',
+        pollIntervalMs: 10,
+        gcsUriPrefixes: ['gs://bucket/uploads/'],
+      },
       b: { api: 'openai', baseUrl: b, apiKey: 'sk-upstream-b', responsesApi: false },
       dead: { api: 'openai', baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-dead' },
       sluggish: { api: 'openai', baseUrl: a, apiKey: 'sk-upstream-a', timeoutMs: 300 },
@@ -73,7 +81,13 @@ export function mockCatalog(a: string, b: string) {
         maxOutputTokens: 1000,
       },
       // A real model name, as Claude Code sends it.
-      { id: 'anthropic/claude-sonnet-4-5', type: 'chat', routes: [{ provider: 'native', model: 'claude-sonnet-4-5' }], pricing: { input: 3, output: 15 }, maxOutputTokens: 64000 },
+      {
+        id: 'anthropic/claude-sonnet-4-5',
+        type: 'chat',
+        routes: [{ provider: 'native', model: 'claude-sonnet-4-5' }],
+        pricing: { input: 3, output: 15 },
+        maxOutputTokens: 64000,
+      },
       // A messages-family model served only by translation (an OpenAI-format route).
       { id: 'anthropic/claude-bridge', type: 'chat', routes: [{ provider: 'a', model: 'bridge-a' }], pricing: { input: 2, output: 10 }, maxOutputTokens: 1000 },
       // Native first, translated second: failover crosses formats.
@@ -87,7 +101,13 @@ export function mockCatalog(a: string, b: string) {
         pricing: { input: 2, output: 10 },
         maxOutputTokens: 1000,
       },
-      { id: 'google/gemini-test', type: 'chat', routes: [{ provider: 'gemini', model: 'gemini-test-a' }], pricing: { input: 0.3, output: 2.5, cacheRead: 0.03 }, maxOutputTokens: 1000 },
+      {
+        id: 'google/gemini-test',
+        type: 'chat',
+        routes: [{ provider: 'gemini', model: 'gemini-test-a' }],
+        pricing: { input: 0.3, output: 2.5, cacheRead: 0.03 },
+        maxOutputTokens: 1000,
+      },
       { id: 'google/gemini-embed', type: 'embedding', routes: [{ provider: 'gemini', model: 'gemini-embed-a' }], pricing: { input: 0.15 } },
       { id: 'test/sora', type: 'video', videoFamily: 'B', routes: [{ provider: 'a', model: 'sora-a' }], pricing: { videoSecond: 0.1 } },
       { id: 'google/veo-test', type: 'video', videoFamily: 'A', routes: [{ provider: 'veo', model: 'veo-test-001' }], pricing: { videoSecond: 0.4 } },

@@ -9,7 +9,8 @@ export interface GatewayProcess {
 export async function startProcess(command: string[], env: Record<string, string>, cwd?: string): Promise<GatewayProcess> {
   const child = Bun.spawn(command, {
     cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', ...env },
+    // No load balancer watches a test's gateway: SIGTERM need not wait out a drain window.
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', TOLLGATE_DRAIN_SECONDS: '0', ...env },
     stdout: 'pipe',
     stderr: 'inherit',
   })

@@ -1,12 +1,12 @@
 import { describe, expect, test } from 'bun:test'
 import { convertPromptToMessages } from '../../src/providers/anthropic/convert-request'
-import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../src/spec/prompt'
+import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../src/canonical/prompt'
 import { convertMessagesStream } from '../../src/providers/anthropic/convert-stream'
-import { decodeChatRequest } from '../../src/routes/openai/decode-chat'
-import { ChatStreamEncoder } from '../../src/routes/openai/encode-chat-stream'
+import { decodeChatRequest, type ChatPromptSource } from '../../src/surfaces/chat-completions/decode'
+import { ChatStreamEncoder } from '../../src/surfaces/chat-completions/encode-stream'
 
 /** Golden cases: a chat completions request as the messages request an Anthropic route receives. */
-const toMessages = (body: Record<string, unknown>) => convertPromptToMessages(decodeChatRequest(body))
+const toMessages = (body: ChatPromptSource) => convertPromptToMessages(decodeChatRequest(body))
 
 describe('chat completions request -> messages request', () => {
   test('system and developer messages, sampling, stop as a string, max_completion_tokens', () => {
@@ -121,14 +121,20 @@ describe('messages stream -> chat chunks', () => {
       const events = part.type === 'finish' ? encoder.finish(part, part.usage!, 0.25) : encoder.encode(part)
       for (const event of events) chunks.push(event.data === '[DONE]' ? '[DONE]' : JSON.parse(event.data))
     }
-    expect(chunks.map((chunk) => (chunk === '[DONE]' ? chunk : { delta: chunk.choices[0]?.delta, finish: chunk.choices[0]?.finish_reason, usage: chunk.usage }))).toEqual([
+    expect(
+      chunks.map((chunk) => (chunk === '[DONE]' ? chunk : { delta: chunk.choices[0]?.delta, finish: chunk.choices[0]?.finish_reason, usage: chunk.usage })),
+    ).toEqual([
       { delta: { role: 'assistant', content: '' }, finish: null, usage: undefined },
       { delta: { content: 'Sure.' }, finish: null, usage: undefined },
       { delta: { tool_calls: [{ index: 0, id: 'toolu_1', type: 'function', function: { name: 'f', arguments: '' } }] }, finish: null, usage: undefined },
       { delta: { tool_calls: [{ index: 0, function: { arguments: '{"a"' } }] }, finish: null, usage: undefined },
       { delta: { tool_calls: [{ index: 0, function: { arguments: ':1}' } }] }, finish: null, usage: undefined },
       { delta: {}, finish: 'tool_calls', usage: undefined },
-      { delta: undefined, finish: undefined, usage: { prompt_tokens: 25, completion_tokens: 9, total_tokens: 34, prompt_tokens_details: { cached_tokens: 5 }, cost: 0.25 } },
+      {
+        delta: undefined,
+        finish: undefined,
+        usage: { prompt_tokens: 25, completion_tokens: 9, total_tokens: 34, prompt_tokens_details: { cached_tokens: 5 }, cost: 0.25 },
+      },
       '[DONE]',
     ])
     expect(chunks.slice(0, -1).every((chunk) => chunk.model === 'anthropic/claude-x' && chunk.object === 'chat.completion.chunk')).toBe(true)

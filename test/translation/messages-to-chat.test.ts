@@ -1,12 +1,12 @@
 import { describe, expect, test } from 'bun:test'
 import { convertPromptToChat } from '../../src/providers/openai/convert-request'
 import { convertChatStream } from '../../src/providers/openai/convert-stream'
-import { decodeMessagesRequest } from '../../src/routes/anthropic/decode-messages'
-import { MessageStreamEncoder } from '../../src/routes/anthropic/encode-message-stream'
-import type { StreamPart } from '../../src/spec/answer'
+import { decodeMessagesRequest, type MessagesPromptSource } from '../../src/surfaces/messages/decode'
+import { MessageStreamEncoder } from '../../src/surfaces/messages/encode-stream'
+import type { StreamPart } from '../../src/canonical/answer'
 
 /** Golden cases: a messages request as the chat request an OpenAI-format route receives. */
-const toChat = (body: Record<string, unknown>) => convertPromptToChat(decodeMessagesRequest(body))
+const toChat = (body: MessagesPromptSource) => convertPromptToChat(decodeMessagesRequest(body))
 
 describe('messages request -> chat completions request', () => {
   test('plain text, system as an array, sampling and stop sequences', () => {
@@ -14,7 +14,10 @@ describe('messages request -> chat completions request', () => {
       toChat({
         model: 'x',
         max_tokens: 100,
-        system: [{ type: 'text', text: 'Be brief.' }, { type: 'text', text: 'Be kind.', cache_control: { type: 'ephemeral' } }],
+        system: [
+          { type: 'text', text: 'Be brief.' },
+          { type: 'text', text: 'Be kind.', cache_control: { type: 'ephemeral' } },
+        ],
         messages: [{ role: 'user', content: 'Hi' }],
         temperature: 0.5,
         top_p: 0.9,
@@ -78,7 +81,12 @@ describe('messages request -> chat completions request', () => {
         { role: 'user', content: 'Thanks!' },
       ],
       // The provider-hosted web search tool runs only on native routes.
-      tools: [{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }],
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+        },
+      ],
       tool_choice: 'required',
       max_tokens: 50,
       stream: true,
@@ -145,7 +153,16 @@ describe('chat completions stream -> messages events', () => {
         { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] },
         { ...base, choices: [{ index: 0, delta: { content: 'Let me ' }, finish_reason: null }] },
         { ...base, choices: [{ index: 0, delta: { content: 'check.' }, finish_reason: null }] },
-        { ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] }, finish_reason: null }] },
+        {
+          ...base,
+          choices: [
+            {
+              index: 0,
+              delta: { tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] },
+              finish_reason: null,
+            },
+          ],
+        },
         { ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{"ci' } }] }, finish_reason: null }] },
         { ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: 'ty":"Paris"}' } }] }, finish_reason: null }] },
         { ...base, choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] },
@@ -155,7 +172,22 @@ describe('chat completions stream -> messages events', () => {
     expect(events[0]![1].message.id).toMatch(/^msg_[A-Za-z0-9]{24}$/)
     events[0]![1].message.id = 'msg_x'
     expect(events).toEqual([
-      ['message_start', { type: 'message_start', message: { id: 'msg_x', type: 'message', role: 'assistant', model: 'anthropic/claude-x', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 7, output_tokens: 0 } } }],
+      [
+        'message_start',
+        {
+          type: 'message_start',
+          message: {
+            id: 'msg_x',
+            type: 'message',
+            role: 'assistant',
+            model: 'anthropic/claude-x',
+            content: [],
+            stop_reason: null,
+            stop_sequence: null,
+            usage: { input_tokens: 7, output_tokens: 0 },
+          },
+        },
+      ],
       ['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }],
       ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Let me ' } }],
       ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'check.' } }],
@@ -164,7 +196,14 @@ describe('chat completions stream -> messages events', () => {
       ['content_block_delta', { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"ci' } }],
       ['content_block_delta', { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: 'ty":"Paris"}' } }],
       ['content_block_stop', { type: 'content_block_stop', index: 1 }],
-      ['message_delta', { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { input_tokens: 11, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 7, cost: 0.5 } }],
+      [
+        'message_delta',
+        {
+          type: 'message_delta',
+          delta: { stop_reason: 'tool_use', stop_sequence: null },
+          usage: { input_tokens: 11, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 7, cost: 0.5 },
+        },
+      ],
       ['message_stop', { type: 'message_stop' }],
     ])
   })
@@ -172,8 +211,14 @@ describe('chat completions stream -> messages events', () => {
   test('parallel tool calls become consecutive tool_use blocks; length becomes max_tokens', async () => {
     const events = await encodeAll(
       sse(
-        { ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'call_a', function: { name: 'f', arguments: '{}' } }] }, finish_reason: null }] },
-        { ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 1, id: 'call_b', function: { name: 'g', arguments: '{"x":1}' } }] }, finish_reason: null }] },
+        {
+          ...base,
+          choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'call_a', function: { name: 'f', arguments: '{}' } }] }, finish_reason: null }],
+        },
+        {
+          ...base,
+          choices: [{ index: 0, delta: { tool_calls: [{ index: 1, id: 'call_b', function: { name: 'g', arguments: '{"x":1}' } }] }, finish_reason: null }],
+        },
         { ...base, choices: [{ index: 0, delta: {}, finish_reason: 'length' }] },
         usageChunk,
       ),

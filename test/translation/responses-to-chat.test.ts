@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { convertPromptToChat } from '../../src/providers/openai/convert-request'
-import { decodeResponsesRequest } from '../../src/routes/openai/decode-responses'
+import { decodeResponsesRequest } from '../../src/surfaces/responses/decode'
 
 /** Golden cases: a Responses API request as the chat request a chat-only route receives. */
 describe('responses request -> chat completions request', () => {
@@ -22,10 +22,7 @@ describe('responses request -> chat completions request', () => {
           { type: 'function_call', call_id: 'call_1', name: 'lookup', arguments: '{"q":"cat"}' },
           { type: 'function_call_output', call_id: 'call_1', output: 'a cat' },
         ],
-        tools: [
-          { type: 'function', name: 'lookup', description: 'Search', parameters: { type: 'object' } },
-          { type: 'web_search' },
-        ],
+        tools: [{ type: 'function', name: 'lookup', description: 'Search', parameters: { type: 'object' } }, { type: 'web_search' }],
         tool_choice: 'required',
         max_output_tokens: 200,
       }),

@@ -50,7 +50,16 @@ function messageStream(body: any, script: ChatScript): Response {
   const textIndex = thinking ? 1 : 0
   const events = [
     event('message_start', {
-      message: { id: 'msg_mock', type: 'message', role: 'assistant', model: body?.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
+      message: {
+        id: 'msg_mock',
+        type: 'message',
+        role: 'assistant',
+        model: body?.model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...usage, output_tokens: 1 },
+      },
     }),
     ...(thinking
       ? [
@@ -76,7 +85,10 @@ function messageStream(body: any, script: ChatScript): Response {
   const stop = stopAfterChunks(script)
   const finished = [
     ...events,
-    event('message_delta', { delta: { stop_reason: script.toolCalls ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { ...usage, input_tokens: usage.input_tokens } }),
+    event('message_delta', {
+      delta: { stop_reason: script.toolCalls ? 'tool_use' : 'end_turn', stop_sequence: null },
+      usage: { ...usage, input_tokens: usage.input_tokens },
+    }),
     event('message_stop', {}),
   ]
   return streamEvents(stop === undefined ? finished : events.slice(0, stop + 2), script)

@@ -90,7 +90,14 @@ export class MockUpstream {
     const url = new URL(request.url)
     const body = request.headers.get('content-type')?.startsWith('multipart/form-data') ? await formFields(request) : parseBody(await request.text())
     if (this.keepRecords) {
-      const record: ReceivedRequest = { method: request.method, path: url.pathname, query: url.search, headers: Object.fromEntries(request.headers), body, aborted: false }
+      const record: ReceivedRequest = {
+        method: request.method,
+        path: url.pathname,
+        query: url.search,
+        headers: Object.fromEntries(request.headers),
+        body,
+        aborted: false,
+      }
       request.signal.addEventListener('abort', () => (record.aborted = true), { once: true })
       this.received.push(record)
     }

@@ -19,7 +19,13 @@ export function chatCompletion(body: any, script: ChatScript): Response {
   if (body?.stream) return chatStream(body, script)
   const text = script.text ?? DEFAULT_TEXT
   const message = script.toolCalls
-    ? { role: 'assistant', content: null, tool_calls: script.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })), refusal: null, annotations: [] }
+    ? {
+        role: 'assistant',
+        content: null,
+        tool_calls: script.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })),
+        refusal: null,
+        annotations: [],
+      }
     : { role: 'assistant', content: text, refusal: null, annotations: [] }
   const answer = {
     id: 'chatcmpl-mock',
@@ -47,7 +53,11 @@ function chatStream(body: any, script: ChatScript): Response {
   const text = script.text ?? DEFAULT_TEXT
   const base = { id: 'chatcmpl-mock', object: 'chat.completion.chunk', created: CREATED, model: body?.model, system_fingerprint: 'fp_mock' }
   const withUsage = body?.stream_options?.include_usage === true && !script.omitUsage
-  const chunk = (delta: object, finish: string | null = null) => ({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...(withUsage ? { usage: null } : {}) })
+  const chunk = (delta: object, finish: string | null = null) => ({
+    ...base,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    ...(withUsage ? { usage: null } : {}),
+  })
   const content: object[] = script.toolCalls
     ? script.toolCalls.flatMap((call, index) => [
         { tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] },

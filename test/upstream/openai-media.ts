@@ -22,7 +22,11 @@ export function embeddings(body: any, script: ChatScript): Response {
 export function images(body: any): Response {
   const count = body?.n ?? 1
   const item = body?.response_format === 'url' ? { url: 'https://images.example/cat.png', revised_prompt: body?.prompt } : { b64_json: 'iVBORw0KGgo=' }
-  return Response.json({ created: 1_713_833_628, data: Array.from({ length: count }, () => item), usage: { total_tokens: 100, input_tokens: 50, output_tokens: 50 } })
+  return Response.json({
+    created: 1_713_833_628,
+    data: Array.from({ length: count }, () => item),
+    usage: { total_tokens: 100, input_tokens: 50, output_tokens: 50 },
+  })
 }
 
 /** The bytes a speech answer carries: recognisable in tests, and as long as the input. */
@@ -48,13 +52,23 @@ export function transcription(form: Record<string, string>, script: ChatScript):
       { type: 'transcript.text.segment', id: 'seg_1', start: 4.2, end: duration, speaker: 'B', text: 'over the quiet town.' },
     ]
     const outputTokens = script.usage?.completion_tokens ?? 11
-    return Response.json({ task: 'transcribe', duration, text: TRANSCRIPT, segments, usage: { type: 'tokens', input_tokens: 14, output_tokens: outputTokens, total_tokens: 14 + outputTokens } })
+    return Response.json({
+      task: 'transcribe',
+      duration,
+      text: TRANSCRIPT,
+      segments,
+      usage: { type: 'tokens', input_tokens: 14, output_tokens: outputTokens, total_tokens: 14 + outputTokens },
+    })
   }
   if (format === 'json') {
     const outputTokens = script.usage?.completion_tokens ?? 9
     return Response.json({ text: TRANSCRIPT, usage: { type: 'tokens', input_tokens: 14, output_tokens: outputTokens, total_tokens: 14 + outputTokens } })
   }
   const text =
-    format === 'srt' ? `1\n00:00:00,000 --> 00:00:09,500\n${TRANSCRIPT}\n` : format === 'vtt' ? `WEBVTT\n\n00:00:00.000 --> 00:00:09.500\n${TRANSCRIPT}\n` : TRANSCRIPT
+    format === 'srt'
+      ? `1\n00:00:00,000 --> 00:00:09,500\n${TRANSCRIPT}\n`
+      : format === 'vtt'
+        ? `WEBVTT\n\n00:00:00.000 --> 00:00:09.500\n${TRANSCRIPT}\n`
+        : TRANSCRIPT
   return new Response(text, { headers: { 'content-type': 'text/plain; charset=utf-8' } })
 }

@@ -63,7 +63,22 @@ export class VideoJobs {
 }
 
 function resource(id: string, status: string, seconds: string, extra: object = {}) {
-  return { id, object: 'video', model: 'sora-2', status, progress: status === 'completed' ? 100 : 0, created_at: 1_712_697_600, completed_at: null, expires_at: null, prompt: 'p', size: '1280x720', seconds, remixed_from_video_id: null, error: null, ...extra }
+  return {
+    id,
+    object: 'video',
+    model: 'sora-2',
+    status,
+    progress: status === 'completed' ? 100 : 0,
+    created_at: 1_712_697_600,
+    completed_at: null,
+    expires_at: null,
+    prompt: 'p',
+    size: '1280x720',
+    seconds,
+    remixed_from_video_id: null,
+    error: null,
+    ...extra,
+  }
 }
 
 export function openAiVideoCreate(jobs: VideoJobs, form: Record<string, string>, script: VideoScript): Response {
@@ -75,8 +90,10 @@ export function openAiVideoRetrieve(jobs: VideoJobs, id: string): Response {
   if (!jobs.has(id)) return Response.json({ error: { message: 'no such video', type: 'invalid_request_error', param: null, code: null } }, { status: 404 })
   const job = jobs.poll(id)
   if (!job) return Response.json(resource(id, 'in_progress', jobs.seconds(id)))
-  if (job.script.result === 'failed') return Response.json(resource(id, 'failed', job.seconds, { error: { code: 'internal_error', message: 'generation failed' } }))
-  if (job.script.result === 'blocked') return Response.json(resource(id, 'failed', job.seconds, { error: { code: 'moderation_blocked', message: 'blocked by moderation' } }))
+  if (job.script.result === 'failed')
+    return Response.json(resource(id, 'failed', job.seconds, { error: { code: 'internal_error', message: 'generation failed' } }))
+  if (job.script.result === 'blocked')
+    return Response.json(resource(id, 'failed', job.seconds, { error: { code: 'moderation_blocked', message: 'blocked by moderation' } }))
   return Response.json(resource(id, 'completed', job.seconds))
 }
 
@@ -84,7 +101,10 @@ export function openAiVideoRetrieve(jobs: VideoJobs, id: string): Response {
 export function openAiVideoDelete(jobs: VideoJobs, id: string): Response {
   if (!jobs.has(id)) return Response.json({ error: { message: 'no such video', type: 'invalid_request_error', param: null, code: null } }, { status: 404 })
   if (jobs.refusesCancel(id) && jobs.running(id)) {
-    return Response.json({ error: { message: 'Video is still being generated.', type: 'invalid_request_error', param: null, code: 'video_not_deletable' } }, { status: 400 })
+    return Response.json(
+      { error: { message: 'Video is still being generated.', type: 'invalid_request_error', param: null, code: 'video_not_deletable' } },
+      { status: 400 },
+    )
   }
   jobs.cancel(id)
   return Response.json({ id, object: 'video.deleted', deleted: true })
@@ -105,8 +125,22 @@ export function veoFetch(jobs: VideoJobs, operationName: string): Response {
   if (!job) return Response.json({ name: operationName, done: false })
   if (job.script.result === 'failed') return Response.json({ name: operationName, done: true, error: { code: 13, message: 'internal error' } })
   if (job.script.result === 'blocked') {
-    return Response.json({ name: operationName, done: true, response: { '@type': 'type.googleapis.com/cloud.ai.large_models.vision.GenerateVideoResponse', raiMediaFilteredCount: 1, raiMediaFilteredReasons: ['unsafe content'] } })
+    return Response.json({
+      name: operationName,
+      done: true,
+      response: {
+        '@type': 'type.googleapis.com/cloud.ai.large_models.vision.GenerateVideoResponse',
+        raiMediaFilteredCount: 1,
+        raiMediaFilteredReasons: ['unsafe content'],
+      },
+    })
   }
-  const video = job.script.asUri ? { gcsUri: 'gs://bucket/sample_0.mp4', mimeType: 'video/mp4' } : { bytesBase64Encoded: Buffer.from(MP4_BYTES).toString('base64'), mimeType: 'video/mp4' }
-  return Response.json({ name: operationName, done: true, response: { '@type': 'type.googleapis.com/cloud.ai.large_models.vision.GenerateVideoResponse', raiMediaFilteredCount: 0, videos: [video] } })
+  const video = job.script.asUri
+    ? { gcsUri: 'gs://bucket/sample_0.mp4', mimeType: 'video/mp4' }
+    : { bytesBase64Encoded: Buffer.from(MP4_BYTES).toString('base64'), mimeType: 'video/mp4' }
+  return Response.json({
+    name: operationName,
+    done: true,
+    response: { '@type': 'type.googleapis.com/cloud.ai.large_models.vision.GenerateVideoResponse', raiMediaFilteredCount: 0, videos: [video] },
+  })
 }

@@ -7,7 +7,10 @@ describe('scrubCredentials', () => {
   test('takes out every credential shape, keeping the words around it', () => {
     const key = generateApiKey('prod')
     const cases: [string, string][] = [
-      ['Incorrect API key provided: sk-upstream-a. You can find your API key at https://platform.openai.com/account/api-keys.', `Incorrect API key provided: ${REDACTED}. You can find your API key at https://platform.openai.com/account/api-keys.`],
+      [
+        'Incorrect API key provided: sk-upstream-a. You can find your API key at https://platform.openai.com/account/api-keys.',
+        `Incorrect API key provided: ${REDACTED}. You can find your API key at https://platform.openai.com/account/api-keys.`,
+      ],
       ['Incorrect API key provided: sk-proj-abc1***************************************wxyz.', `Incorrect API key provided: ${REDACTED}.`],
       ['invalid x-api-key sk-ant-api03-AbCdEf0123456789_xyz-QQ', `invalid x-api-key ${REDACTED}`],
       ['sk-test', REDACTED],

@@ -42,7 +42,9 @@ export async function readAudioDuration(file: Blob): Promise<AudioReading | unde
 export async function transcriptionHoldSeconds(file: Blob): Promise<number> {
   const reading = await readAudioDuration(file)
   const fallback = file.size / FALLBACK_BYTES_PER_SECOND
-  const read = [reading?.claimedSeconds, reading?.countedSeconds].filter((value): value is number => value !== undefined && plausibleSeconds(value) !== undefined)
+  const read = [reading?.claimedSeconds, reading?.countedSeconds].filter(
+    (value): value is number => value !== undefined && plausibleSeconds(value) !== undefined,
+  )
   let seconds = read.length > 0 ? Math.max(...read) : fallback
   const densest = reading?.maxBytesPerSecond
   if (densest !== undefined && densest > 0) seconds = Math.max(seconds, file.size / densest)

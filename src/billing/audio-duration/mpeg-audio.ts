@@ -66,7 +66,8 @@ function frameHeader(bytes: Uint8Array, at: number): FrameHeader | undefined {
   const padding = (third >> 1) & 1
   const samples = layer === 1 ? 384 : layer === 3 && !version1 ? 576 : 1152
   // Bytes per frame: samples / 8 bits per byte * bitrate / sample rate, in 4-byte slots for layer I.
-  const length = layer === 1 ? (Math.floor((12 * bitsPerSecond) / sampleRate) + padding) * 4 : Math.floor(((samples / 8) * bitsPerSecond) / sampleRate) + padding
+  const length =
+    layer === 1 ? (Math.floor((12 * bitsPerSecond) / sampleRate) + padding) * 4 : Math.floor(((samples / 8) * bitsPerSecond) / sampleRate) + padding
   return { length, samples, sampleRate, bitsPerSecond, maxBitsPerSecond: (table[13] ?? 0) * 1000, version1, mono: fourth >> 6 === 3 }
 }
 

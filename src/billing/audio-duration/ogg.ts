@@ -1,4 +1,14 @@
-import { ascii, type AudioReading, type ByteWindow, FALLBACK_BYTES_PER_SECOND, MAX_HOLD_SECONDS, MAX_READ, plausibleSeconds, uint16LittleEndian, uint32LittleEndian } from './reading'
+import {
+  ascii,
+  type AudioReading,
+  type ByteWindow,
+  FALLBACK_BYTES_PER_SECOND,
+  MAX_HOLD_SECONDS,
+  MAX_READ,
+  plausibleSeconds,
+  uint16LittleEndian,
+  uint32LittleEndian,
+} from './reading'
 
 /**
  * Ogg (RFC 3533) with Opus (RFC 7845) or Vorbis. The claim is the last page's granule
@@ -62,10 +72,15 @@ async function lastGranule(window: ByteWindow, serial: number): Promise<number |
   return undefined
 }
 
+const SILK_SAMPLES = [480, 960, 1920, 2880]
+const HYBRID_SAMPLES = [480, 960]
+const CELT_SAMPLES = [120, 240, 480, 960]
+
 /** Samples at 48 kHz of one frame, by TOC configuration (RFC 6716 §3.1, Table 2). */
 const OPUS_FRAME_SAMPLES = Array.from({ length: 32 }, (_, config) =>
   // SILK-only (0-11): 10, 20, 40, 60 ms; hybrid (12-15): 10, 20 ms; CELT-only (16-31): 2.5, 5, 10, 20 ms.
-  config < 12 ? [480, 960, 1920, 2880][config & 3]! : config < 16 ? [480, 960][config & 1]! : [120, 240, 480, 960][config & 3]!,
+  // The masks keep every index inside its list.
+  config < 12 ? (SILK_SAMPLES[config & 3] ?? 0) : config < 16 ? (HYBRID_SAMPLES[config & 1] ?? 0) : (CELT_SAMPLES[config & 3] ?? 0),
 )
 
 /** Samples at 48 kHz an Opus packet decodes to, from its TOC byte and frame count. */

@@ -37,7 +37,8 @@ export async function readWav(window: ByteWindow): Promise<AudioReading> {
       const bytesPerSecond = byteRateField > 0 ? Math.min(computed, byteRateField) : computed
       format = { tag, bytesPerSecond }
     } else if (id === 'data') {
-      if (!format || !PCM_FORMATS.has(format.tag) || !(format.bytesPerSecond > 0)) return { container: 'wav', codec: format ? `wav-format-${format.tag}` : undefined }
+      if (!format || !PCM_FORMATS.has(format.tag) || !(format.bytesPerSecond > 0))
+        return { container: 'wav', codec: format ? `wav-format-${format.tag}` : undefined }
       const dataStart = position + 8
       return {
         container: 'wav',

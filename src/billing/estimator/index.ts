@@ -1,3 +1,4 @@
+import { isRecord } from '../../util/is-record'
 import { estimateTextTokens } from './text'
 
 export { estimateTextTokens }
@@ -17,8 +18,8 @@ export function estimateValueTokens(value: unknown): number {
   if (typeof value === 'number') return estimateTextTokens(String(value))
   if (typeof value === 'boolean') return 1
   if (Array.isArray(value)) return value.reduce((total: number, item) => total + estimateValueTokens(item), 0)
-  if (value && typeof value === 'object') {
-    const record = value as Record<string, unknown>
+  if (isRecord(value)) {
+    const record = value
     if (record.type === 'image_url' || record.type === 'image' || record.type === 'input_image') return IMAGE_TOKENS
     return Object.entries(record).reduce((total, [key, item]) => total + estimateTextTokens(key) + estimateValueTokens(item), 0)
   }
@@ -30,8 +31,8 @@ export function estimateChatInputTokens(request: { messages?: unknown; system?: 
   const messages = Array.isArray(request.messages) ? request.messages : []
   let tokens = 3 + messages.length * MESSAGE_OVERHEAD
   for (const message of messages) {
-    if (message && typeof message === 'object') {
-      const { role: _role, ...rest } = message as Record<string, unknown>
+    if (isRecord(message)) {
+      const { role: _role, ...rest } = message
       tokens += estimateValueTokens(rest)
     }
   }

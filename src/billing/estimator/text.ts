@@ -93,7 +93,6 @@ const VOWEL_ENDING_SHARE_RAMP = 0.1
 const PROSE_PUNCTUATION_UP_TO = 0.25
 const PROSE_PUNCTUATION_RAMP = 0.2
 
-
 /** Punctuation after the first in a run: `();`, `=>`, `"},` often merge, random symbols do not. */
 const PUNCTUATION_FOLLOWING = 0.5
 /** The same mark again: rules (`-----`, `=====`) merge into long tokens, brackets and quotes by fours, backticks by twos. */
@@ -105,7 +104,6 @@ const PREFIX_CHEAP = 0
 const PREFIX_MEDIUM = 0.5
 /** Before a capitalised word those marks merge less often (`.Jobs`, `<Button`, `/Users`). */
 const PREFIX_BEFORE_CAPITAL = 0.6
-
 
 /** Where a word ends, and what the whole-text judgement of its language needs to know about it. */
 interface WordResult {
@@ -293,10 +291,7 @@ export function estimateTextTokens(text: string): number {
   }
   if (words > 0) {
     const foreign = clamp(
-      Math.max(
-        (markedWords / words - FOREIGN_SHARE_FROM) / FOREIGN_SHARE_RAMP,
-        (vowelEndingWords / words - VOWEL_ENDING_SHARE_FROM) / VOWEL_ENDING_SHARE_RAMP,
-      ),
+      Math.max((markedWords / words - FOREIGN_SHARE_FROM) / FOREIGN_SHARE_RAMP, (vowelEndingWords / words - VOWEL_ENDING_SHARE_FROM) / VOWEL_ENDING_SHARE_RAMP),
     )
     const prose = clamp(1 - (punctuationRuns / words - PROSE_PUNCTUATION_UP_TO) / PROSE_PUNCTUATION_RAMP)
     tokens += foreign * prose * foreignExtra

@@ -1,10 +1,12 @@
-import type { Answer, FinishReason } from '../../spec/answer'
-import type { ReasoningPart, TextPart, ToolCallPart } from '../../spec/prompt'
-import { NO_USAGE } from '../../spec/usage'
+import type { Answer, FinishReason } from '../../canonical/answer'
+import type { ReasoningPart, TextPart, ToolCallPart } from '../../canonical/prompt'
+import { NO_USAGE } from '../../canonical/usage'
+import { decodeWire } from '../decode'
+import { Message, TextBlock, ThinkingBlock, ToolUseBlock } from './api'
 import { convertMessagesUsage } from './convert-usage'
 
 /** Anthropic stop reasons in the canonical vocabulary. */
-export function finishReasonOf(reason: unknown): FinishReason {
+export function finishReasonOf(reason: string | null | undefined): FinishReason {
   switch (reason) {
     case 'end_turn':
       return 'stop'
@@ -22,18 +24,30 @@ export function finishReasonOf(reason: unknown): FinishReason {
   }
 }
 
-/** A message object as a canonical answer; server tool blocks have no canonical form and are left out. */
+/**
+ * A message object as a canonical answer; UpstreamError when it is not one. Server tool blocks
+ * have no canonical form and are left out.
+ */
 export function convertMessageAnswer(body: unknown): Answer {
-  const message = (body ?? {}) as { id?: string; content?: Record<string, unknown>[]; stop_reason?: unknown; stop_sequence?: unknown; usage?: unknown }
+  const message = decodeWire(Message, body, 'message')
   return {
     id: message.id ?? 'msg',
-    content: (message.content ?? []).flatMap((block): (TextPart | ReasoningPart | ToolCallPart)[] => {
-      if (block.type === 'text' && typeof block.text === 'string') return [{ type: 'text', text: block.text }]
-      if (block.type === 'thinking' && typeof block.thinking === 'string') {
-        return [{ type: 'reasoning', text: block.thinking, ...(typeof block.signature === 'string' ? { signature: block.signature } : {}) }]
+    content: message.content.flatMap((block, index): (TextPart | ReasoningPart | ToolCallPart)[] => {
+      const what = `message content block ${index}`
+      switch (block.type) {
+        case 'text':
+          return [{ type: 'text', text: decodeWire(TextBlock, block, what).text }]
+        case 'thinking': {
+          const thinking = decodeWire(ThinkingBlock, block, what)
+          return [{ type: 'reasoning', text: thinking.thinking, ...(thinking.signature !== undefined ? { signature: thinking.signature } : {}) }]
+        }
+        case 'tool_use': {
+          const call = decodeWire(ToolUseBlock, block, what)
+          return [{ type: 'tool-call', id: call.id, name: call.name, input: call.input ?? {} }]
+        }
+        default:
+          return []
       }
-      if (block.type === 'tool_use') return [{ type: 'tool-call', id: String(block.id), name: String(block.name), input: block.input ?? {} }]
-      return []
     }),
     finishReason: finishReasonOf(message.stop_reason),
     ...(typeof message.stop_sequence === 'string' ? { stopSequence: message.stop_sequence } : {}),

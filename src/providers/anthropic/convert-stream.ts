@@ -1,51 +1,95 @@
+import type { FinishReason, StreamPart } from '../../canonical/answer'
+import { UpstreamError } from '../../errors/kinds'
 import { readSse } from '../../http/sse'
-import type { FinishReason, StreamPart } from '../../spec/answer'
+import type { JsonObject } from '../adapter'
+import { decodeWire, parseWireJson } from '../decode'
+import {
+  ContentBlockDeltaEvent,
+  ContentBlockStartEvent,
+  ErrorEvent,
+  InputJsonDelta,
+  MessageDeltaEvent,
+  MessageStartEvent,
+  SignatureDelta,
+  StreamEvent,
+  TextDelta,
+  ThinkingDelta,
+  ToolUseBlock,
+} from './api'
 import { finishReasonOf } from './convert-response'
 import { convertMessagesUsage } from './convert-usage'
 
 /**
- * A native messages stream (WIRE.md §5.3) as canonical parts. Usage starts in message_start
- * and is completed, cumulatively, by message_delta; `finish` goes out at message_stop.
+ * A native messages stream (https://docs.claude.com/en/docs/build-with-claude/streaming) as
+ * canonical parts. Usage starts in message_start and is completed, cumulatively, by
+ * message_delta; `finish` goes out at message_stop. Events the gateway has no part for (ping,
+ * content_block_stop, server tool blocks, citations) are passed over.
  */
 export async function* convertMessagesStream(body: ReadableStream<Uint8Array>): AsyncGenerator<StreamPart> {
   const toolIds = new Map<number, string>()
-  let usage: Record<string, unknown> = {}
+  let usage: JsonObject = {}
   let finishReason: FinishReason = 'other'
   let stopSequence: string | undefined
   for await (const event of readSse(body)) {
-    const data = JSON.parse(event.data) as Record<string, any>
-    switch (data.type ?? event.event) {
-      case 'message_start':
-        usage = { ...(data.message?.usage ?? {}) }
-        yield { type: 'start', id: String(data.message?.id ?? 'msg') }
-        break
-      case 'content_block_start':
-        if (data.content_block?.type === 'tool_use') {
-          toolIds.set(data.index, String(data.content_block.id))
-          yield { type: 'tool-call-start', id: String(data.content_block.id), name: String(data.content_block.name) }
-        }
-        break
-      case 'content_block_delta': {
-        const delta = data.delta ?? {}
-        if (delta.type === 'text_delta') yield { type: 'text-delta', text: String(delta.text) }
-        else if (delta.type === 'thinking_delta') yield { type: 'reasoning-delta', text: String(delta.thinking) }
-        else if (delta.type === 'signature_delta') yield { type: 'reasoning-signature', signature: String(delta.signature) }
-        else if (delta.type === 'input_json_delta' && toolIds.has(data.index)) {
-          yield { type: 'tool-call-delta', id: toolIds.get(data.index)!, argumentsDelta: String(delta.partial_json) }
-        }
+    // An event line with no data (a bare `event: ping`) carries nothing to read.
+    if (event.data === '') continue
+    const data = parseWireJson(event.data, 'messages stream event')
+    const type = decodeWire(StreamEvent, data, 'messages stream event').type ?? event.event
+    const what = `${type} event`
+    switch (type) {
+      case 'message_start': {
+        const { message } = decodeWire(MessageStartEvent, data, what)
+        usage = { ...message.usage }
+        yield { type: 'start', id: message.id ?? 'msg' }
         break
       }
-      case 'message_delta':
-        for (const [field, value] of Object.entries(data.usage ?? {})) if (value !== null && value !== undefined) usage[field] = value
-        finishReason = finishReasonOf(data.delta?.stop_reason)
-        if (typeof data.delta?.stop_sequence === 'string') stopSequence = data.delta.stop_sequence
+      case 'content_block_start': {
+        const start = decodeWire(ContentBlockStartEvent, data, what)
+        if (start.content_block.type !== 'tool_use') break
+        const call = decodeWire(ToolUseBlock, start.content_block, what)
+        toolIds.set(start.index, call.id)
+        yield { type: 'tool-call-start', id: call.id, name: call.name }
         break
+      }
+      case 'content_block_delta': {
+        const part = deltaPart(decodeWire(ContentBlockDeltaEvent, data, what), toolIds)
+        if (part) yield part
+        break
+      }
+      case 'message_delta': {
+        const delta = decodeWire(MessageDeltaEvent, data, what)
+        for (const [field, value] of Object.entries(delta.usage ?? {})) if (value !== null && value !== undefined) usage[field] = value
+        finishReason = finishReasonOf(delta.delta.stop_reason)
+        if (typeof delta.delta.stop_sequence === 'string') stopSequence = delta.delta.stop_sequence
+        break
+      }
       case 'message_stop':
         yield { type: 'finish', finishReason, ...(stopSequence ? { stopSequence } : {}), usage: convertMessagesUsage(usage) }
         return
       case 'error':
-        throw new Error(String(data.error?.message ?? 'the upstream stream reported an error'))
+        throw new UpstreamError('The upstream stream reported an error.', { cause: decodeWire(ErrorEvent, data, what).error?.message })
     }
   }
-  throw new Error('the upstream stream ended before message_stop')
+  throw new UpstreamError('The upstream stream ended before message_stop.')
+}
+
+/** The canonical part for one content delta; undefined for deltas that have none (citations). */
+function deltaPart(event: ContentBlockDeltaEvent, toolIds: Map<number, string>): StreamPart | undefined {
+  const what = 'content_block_delta event'
+  switch (event.delta.type) {
+    case 'text_delta':
+      return { type: 'text-delta', text: decodeWire(TextDelta, event.delta, what).text }
+    case 'thinking_delta':
+      return { type: 'reasoning-delta', text: decodeWire(ThinkingDelta, event.delta, what).thinking }
+    case 'signature_delta':
+      return { type: 'reasoning-signature', signature: decodeWire(SignatureDelta, event.delta, what).signature }
+    case 'input_json_delta': {
+      const json = decodeWire(InputJsonDelta, event.delta, what)
+      // A server tool's input (web search) streams the same way; only the client's tool calls are parts.
+      const id = toolIds.get(event.index)
+      return id ? { type: 'tool-call-delta', id, argumentsDelta: json.partial_json } : undefined
+    }
+    default:
+      return undefined
+  }
 }

@@ -1,14 +1,18 @@
-import { reportedCount, type Usage } from '../../spec/usage'
-import type { MessagesUsage } from './api'
+import { reportedCount, type Usage } from '../../canonical/usage'
+import { decodeWire } from '../decode'
+import { MessagesUsage } from './api'
+
+/** Whether a count is there at all: absent and null are not reported, anything else is (billing judges it). */
+const reported = (count: unknown) => count !== undefined && count !== null
 
 /**
  * Anthropic reports input apart from cache reads and writes already; web searches made by the
  * server tool come in `server_tool_use` (https://docs.claude.com/en/api/messages).
  */
 export function convertMessagesUsage(raw: unknown): Usage | undefined {
-  if (!raw || typeof raw !== 'object') return undefined
-  const usage = raw as MessagesUsage
-  if (typeof usage.input_tokens !== 'number' && typeof usage.output_tokens !== 'number') return undefined
+  if (raw === undefined || raw === null) return undefined
+  const usage = decodeWire(MessagesUsage, raw, 'messages usage')
+  if (!reported(usage.input_tokens) && !reported(usage.output_tokens)) return undefined
   return {
     inputTokens: reportedCount(usage.input_tokens),
     outputTokens: reportedCount(usage.output_tokens),

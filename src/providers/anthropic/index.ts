@@ -1,4 +1,4 @@
-import type { MessagesPassthrough, ProviderAdapter, UpstreamTarget } from '../adapter'
+import type { Fetch, JsonObject, MessagesPassthrough, ProviderAdapter, UpstreamTarget } from '../adapter'
 import { DEFAULT_ANTHROPIC_VERSION } from './api'
 import { convertPromptToMessages } from './convert-request'
 import { convertMessageAnswer } from './convert-response'
@@ -7,33 +7,40 @@ import { convertMessagesUsage } from './convert-usage'
 import { mapAnthropicError } from './map-error'
 import { betaHeader, withoutPremiumOptions } from './price-options'
 
+/** What a translated request keeps of a client's: nothing, as no client's headers take part. */
+export const NO_PASSTHROUGH: MessagesPassthrough = { version: null, beta: null, query: '' }
+
 /**
  * Anthropic's native messages API: `baseUrl` has no `/v1`; `/v1/messages` is appended
  * (https://docs.claude.com/en/api/messages). The provider's key is sent, never the client's;
  * the client's `anthropic-beta` header and query string (`?beta=true`) are kept, less the betas
  * and body options that would raise the price above the catalogue's (price-options.ts).
  */
-export const anthropicAdapter: ProviderAdapter = {
-  sendMessages: postMessages,
-  messagesUsage: convertMessagesUsage,
-  sendPrompt: (target, prompt) => postMessages(target, convertPromptToMessages(prompt), { version: null, beta: null, query: '' }),
-  readAnswer: convertMessageAnswer,
-  readStream: convertMessagesStream,
-  mapError: mapAnthropicError,
-}
+export function anthropicAdapter(fetch: Fetch): ProviderAdapter {
+  const postMessages = (target: UpstreamTarget, body: JsonObject, passthrough: MessagesPassthrough): Promise<Response> =>
+    fetch(`${target.provider.baseUrl}/v1/messages${passthrough.query}`, {
+      method: 'POST',
+      headers: {
+        ...target.headers,
+        'content-type': 'application/json',
+        accept: body.stream ? 'text/event-stream' : 'application/json',
+        'anthropic-version': passthrough.version ?? DEFAULT_ANTHROPIC_VERSION,
+        ...betaHeader(passthrough.beta),
+        ...(target.provider.credential ? { 'x-api-key': target.provider.credential } : {}),
+      },
+      body: JSON.stringify({ ...withoutPremiumOptions(body), model: target.model }),
+      signal: target.signal,
+    })
 
-function postMessages(target: UpstreamTarget, body: Record<string, unknown>, passthrough: MessagesPassthrough): Promise<Response> {
-  return fetch(`${target.provider.baseUrl.replace(/\/+$/, '')}/v1/messages${passthrough.query}`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: body.stream ? 'text/event-stream' : 'application/json',
-      'anthropic-version': passthrough.version ?? DEFAULT_ANTHROPIC_VERSION,
-      ...betaHeader(passthrough.beta),
-      ...(target.provider.credential ? { 'x-api-key': target.provider.credential } : {}),
+  return {
+    messages: { send: postMessages, usage: convertMessagesUsage },
+    translate: {
+      send: (target, prompt) => postMessages(target, convertPromptToMessages(prompt), NO_PASSTHROUGH),
+      readAnswer: convertMessageAnswer,
+      readStream: convertMessagesStream,
     },
-    body: JSON.stringify({ ...withoutPremiumOptions(body), model: target.model }),
-    signal: target.signal,
-  })
+    mapError: mapAnthropicError,
+    // Nothing beyond the common fields.
+    checkConfig: () => [],
+  }
 }
-

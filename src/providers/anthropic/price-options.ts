@@ -49,7 +49,9 @@ const CATALOGUE_PRICE_CACHE_TTL = '5m'
 
 /** A messages body without the options above and without cache lifetimes longer than the default. */
 export function withoutPremiumOptions(body: Record<string, unknown>): Record<string, unknown> {
-  const kept = Object.fromEntries(Object.entries(body).filter(([field, value]) => CATALOGUE_PRICE_VALUES[field] === undefined || value === CATALOGUE_PRICE_VALUES[field]))
+  const kept = Object.fromEntries(
+    Object.entries(body).filter(([field, value]) => CATALOGUE_PRICE_VALUES[field] === undefined || value === CATALOGUE_PRICE_VALUES[field]),
+  )
   return withCatalogueCacheTtls(kept)
 }
 

@@ -1,12 +1,12 @@
-import type { ImagePart, Message, Prompt, TextPart } from '../../spec/prompt'
-import type { Content, Part } from './api'
+import type { ImagePart, Message, Prompt, TextPart } from '../../canonical/prompt'
+import type { Content, FunctionCallingConfig, GenerateContentRequest, Part } from './api'
 
 /**
  * The canonical prompt as a generateContent body (https://ai.google.dev/api/generate-content).
  * Gemini answers a function by its name, not a call id, so each tool result is matched to the
  * call it answers.
  */
-export function convertPromptToGemini(prompt: Prompt): Record<string, unknown> {
+export function convertPromptToGemini(prompt: Prompt): GenerateContentRequest {
   const names = new Map<string, string>()
   for (const message of prompt.messages) {
     if (message.role === 'assistant') for (const part of message.content) if (part.type === 'tool-call') names.set(part.id, part.name)
@@ -22,7 +22,17 @@ export function convertPromptToGemini(prompt: Prompt): Record<string, unknown> {
     ...(prompt.system ? { systemInstruction: { role: 'user', parts: [{ text: prompt.system }] } } : {}),
     ...(Object.keys(generationConfig).length > 0 ? { generationConfig } : {}),
     ...(prompt.tools && prompt.tools.length > 0
-      ? { tools: [{ functionDeclarations: prompt.tools.map((tool) => ({ name: tool.name, ...(tool.description ? { description: tool.description } : {}), parameters: tool.inputSchema })) }] }
+      ? {
+          tools: [
+            {
+              functionDeclarations: prompt.tools.map((tool) => ({
+                name: tool.name,
+                ...(tool.description ? { description: tool.description } : {}),
+                parameters: tool.inputSchema,
+              })),
+            },
+          ],
+        }
       : {}),
     ...(prompt.toolChoice ? { toolConfig: { functionCallingConfig: functionCalling(prompt.toolChoice) } } : {}),
   }
@@ -47,7 +57,10 @@ function convertMessage(message: Message, names: Map<string, string>): Content {
         parts: message.content.map((result) => ({
           functionResponse: {
             name: names.get(result.toolCallId) ?? result.toolCallId,
-            response: { content: typeof result.content === 'string' ? result.content : result.content.flatMap((item) => (item.type === 'text' ? [item.text] : [])).join('\n') },
+            response: {
+              content:
+                typeof result.content === 'string' ? result.content : result.content.flatMap((item) => (item.type === 'text' ? [item.text] : [])).join('\n'),
+            },
           },
         })),
       }
@@ -56,10 +69,12 @@ function convertMessage(message: Message, names: Map<string, string>): Content {
 
 function part(item: TextPart | ImagePart): Part {
   if (item.type === 'text') return { text: item.text }
-  return item.url ? { fileData: { fileUri: item.url, mimeType: item.mediaType ?? 'image/png' } } : { inlineData: { mimeType: item.mediaType ?? 'image/png', data: item.data ?? '' } }
+  return item.url
+    ? { fileData: { fileUri: item.url, mimeType: item.mediaType ?? 'image/png' } }
+    : { inlineData: { mimeType: item.mediaType ?? 'image/png', data: item.data ?? '' } }
 }
 
-function functionCalling(choice: NonNullable<Prompt['toolChoice']>): Record<string, unknown> {
+function functionCalling(choice: NonNullable<Prompt['toolChoice']>): FunctionCallingConfig {
   if (choice.type === 'none') return { mode: 'NONE' }
   if (choice.type === 'required') return { mode: 'ANY' }
   if (choice.type === 'tool') return { mode: 'ANY', allowedFunctionNames: [choice.name] }

@@ -1,7 +1,9 @@
-import type { Answer, FinishReason } from '../../spec/answer'
-import type { ReasoningPart, TextPart, ToolCallPart } from '../../spec/prompt'
-import { NO_USAGE } from '../../spec/usage'
-import type { GenerateContentResponse, Part } from './api'
+import type { Answer, FinishReason } from '../../canonical/answer'
+import type { ReasoningPart, TextPart, ToolCallPart } from '../../canonical/prompt'
+import { NO_USAGE } from '../../canonical/usage'
+import { UpstreamError } from '../../errors/kinds'
+import { decodeWire } from '../decode'
+import { GenerateContentResponse, type ResponsePart } from './api'
 import { convertGeminiUsage } from './convert-usage'
 
 export function finishReasonOf(reason: string | undefined, hasToolCalls: boolean): FinishReason {
@@ -23,28 +25,38 @@ export function finishReasonOf(reason: string | undefined, hasToolCalls: boolean
 }
 
 /** Gemini function calls may carry no id; the gateway names them in order. */
-export function toolCallId(part: Part, index: number): string {
-  return part.functionCall?.id ?? `call_${index}`
+function toolCallId(call: { id?: string }, index: number): string {
+  return call.id ?? `call_${index}`
 }
 
-export function convertParts(parts: Part[], firstCallIndex = 0): (TextPart | ReasoningPart | ToolCallPart)[] {
+export function convertParts(parts: ResponsePart[], firstCallIndex = 0): (TextPart | ReasoningPart | ToolCallPart)[] {
   let calls = firstCallIndex
   return parts.flatMap((part): (TextPart | ReasoningPart | ToolCallPart)[] => {
-    if (part.functionCall) return [{ type: 'tool-call', id: toolCallId(part, calls++), name: part.functionCall.name, input: part.functionCall.args ?? {} }]
-    if (typeof part.text === 'string' && part.text) return [part.thought ? { type: 'reasoning', text: part.text } : { type: 'text', text: part.text }]
+    const call = part.functionCall
+    if (call) return [{ type: 'tool-call', id: toolCallId(call, calls++), name: call.name, input: call.args ?? {} }]
+    if (part.text) return [part.thought ? { type: 'reasoning', text: part.text } : { type: 'text', text: part.text }]
     return []
   })
 }
 
-/** A generateContent answer (the first candidate) as a canonical answer. */
+/**
+ * A generateContent answer (the first candidate) as a canonical answer; UpstreamError when it
+ * is not one. A prompt blocked by safety checks has no candidate: an empty, filtered answer.
+ */
 export function convertGeminiAnswer(body: unknown): Answer {
-  const response = (body ?? {}) as GenerateContentResponse
+  const response = decodeWire(GenerateContentResponse, body, 'generateContent answer')
   const candidate = response.candidates?.[0]
+  if (!candidate && !response.promptFeedback?.blockReason) throw new UpstreamError('The upstream sent a malformed generateContent answer (no candidate).')
   const content = convertParts(candidate?.content?.parts ?? [])
   return {
     id: response.responseId ?? 'gemini',
     content,
-    finishReason: finishReasonOf(candidate?.finishReason, content.some((part) => part.type === 'tool-call')),
+    finishReason: candidate
+      ? finishReasonOf(
+          candidate.finishReason,
+          content.some((part) => part.type === 'tool-call'),
+        )
+      : 'content-filter',
     usage: convertGeminiUsage(response.usageMetadata) ?? NO_USAGE,
   }
 }

@@ -1,14 +1,18 @@
+import { Value } from '@sinclair/typebox/value'
+import type { StreamPart } from '../../canonical/answer'
+import type { Usage } from '../../canonical/usage'
+import { UpstreamError } from '../../errors/kinds'
 import { readSse } from '../../http/sse'
-import type { StreamPart } from '../../spec/answer'
-import type { Usage } from '../../spec/usage'
-import type { GenerateContentResponse } from './api'
+import { decodeWire, parseWireJson } from '../decode'
+import { ErrorBody, GenerateContentResponse } from './api'
 import { convertParts, finishReasonOf } from './convert-response'
 import { convertGeminiUsage } from './convert-usage'
 
 /**
- * A streamGenerateContent?alt=sse stream (WIRE.md §6.1) as canonical parts: each chunk carries
- * new parts; usage is cumulative (on Vertex only the last chunk has it); the last chunk has the
- * finish reason, and the connection then closes. Function calls arrive whole.
+ * A streamGenerateContent?alt=sse stream (https://ai.google.dev/api/generate-content#method:-models.streamgeneratecontent)
+ * as canonical parts: each chunk carries new parts; usage is cumulative (on Vertex only the
+ * last chunk has it); the last chunk has the finish reason, and the connection then closes.
+ * Function calls arrive whole.
  */
 export async function* convertGeminiStream(body: ReadableStream<Uint8Array>): AsyncGenerator<StreamPart> {
   let started = false
@@ -16,8 +20,9 @@ export async function* convertGeminiStream(body: ReadableStream<Uint8Array>): As
   let usage: Usage | undefined
   let finish: string | undefined
   for await (const event of readSse(body)) {
-    const chunk = JSON.parse(event.data) as GenerateContentResponse
-    if (chunk.error) throw new Error(chunk.error.message ?? 'the upstream stream reported an error')
+    const data = parseWireJson(event.data, 'generateContent stream chunk')
+    if (Value.Check(ErrorBody, data)) throw new UpstreamError('The upstream stream reported an error.', { cause: data.error.message })
+    const chunk = decodeWire(GenerateContentResponse, data, 'generateContent stream chunk')
     if (!started) {
       started = true
       yield { type: 'start', id: chunk.responseId ?? 'gemini' }
@@ -34,7 +39,9 @@ export async function* convertGeminiStream(body: ReadableStream<Uint8Array>): As
     }
     usage = convertGeminiUsage(chunk.usageMetadata) ?? usage
     if (candidate?.finishReason) finish = candidate.finishReason
+    // A blocked prompt streams one chunk with no candidate: it is finished, filtered.
+    else if (!candidate && chunk.promptFeedback?.blockReason) finish = 'SAFETY'
   }
-  if (!finish) throw new Error('the upstream stream ended before it finished')
+  if (!finish) throw new UpstreamError('The upstream stream ended before it finished.')
   yield { type: 'finish', finishReason: finishReasonOf(finish, calls > 0), usage }
 }

@@ -1,5 +1,7 @@
-import type { ProviderAdapter, UpstreamTarget } from '../adapter'
-import type { Prompt } from '../../spec/prompt'
+import type { Prompt } from '../../canonical/prompt'
+import type { Fetch, ProviderAdapter, UpstreamTarget } from '../adapter'
+import { decodeWire } from '../decode'
+import { BatchEmbedResponse, type BatchEmbedRequest } from './api'
 import { convertPromptToGemini } from './convert-request'
 import { convertGeminiAnswer } from './convert-response'
 import { convertGeminiStream } from './convert-stream'
@@ -11,36 +13,48 @@ import { mapGeminiError } from './map-error'
  * `x-goog-api-key`. Chat is reached by translation through the canonical prompt; embeddings
  * through batchEmbedContents.
  */
-export const geminiAdapter: ProviderAdapter = {
-  sendPrompt: postGenerateContent,
-  readAnswer: convertGeminiAnswer,
-  readStream: convertGeminiStream,
-  sendEmbeddings: postBatchEmbed,
-  readEmbeddings: (body) => ((body as { embeddings?: { values?: number[] }[] }).embeddings ?? []).map((embedding) => embedding.values ?? []),
-  mapError: mapGeminiError,
-}
-
-/** https://ai.google.dev/api/embeddings#method:-models.batchembedcontents */
-function postBatchEmbed(target: UpstreamTarget, texts: string[], dimensions: number | undefined): Promise<Response> {
-  return fetch(`${target.provider.baseUrl.replace(/\/+$/, '')}/v1beta/models/${target.model}:batchEmbedContents`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(target.provider.credential ? { 'x-goog-api-key': target.provider.credential } : {}) },
-    body: JSON.stringify({
-      requests: texts.map((text) => ({ model: `models/${target.model}`, content: { parts: [{ text }] }, ...(dimensions ? { outputDimensionality: dimensions } : {}) })),
-    }),
-    signal: target.signal,
+export function geminiAdapter(fetch: Fetch): ProviderAdapter {
+  const headers = (target: UpstreamTarget): Record<string, string> => ({
+    ...target.headers,
+    'content-type': 'application/json',
+    ...(target.provider.credential ? { 'x-goog-api-key': target.provider.credential } : {}),
   })
-}
 
-function postGenerateContent(target: UpstreamTarget, prompt: Prompt): Promise<Response> {
-  const method = prompt.stream ? 'streamGenerateContent?alt=sse' : 'generateContent'
-  return fetch(`${target.provider.baseUrl.replace(/\/+$/, '')}/v1beta/models/${target.model}:${method}`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      ...(target.provider.credential ? { 'x-goog-api-key': target.provider.credential } : {}),
+  const postGenerateContent = (target: UpstreamTarget, prompt: Prompt): Promise<Response> => {
+    const method = prompt.stream ? 'streamGenerateContent?alt=sse' : 'generateContent'
+    return fetch(`${target.provider.baseUrl}/v1beta/models/${target.model}:${method}`, {
+      method: 'POST',
+      headers: headers(target),
+      body: JSON.stringify(convertPromptToGemini(prompt)),
+      signal: target.signal,
+    })
+  }
+
+  /** https://ai.google.dev/api/embeddings#method:-models.batchembedcontents */
+  const postBatchEmbed = (target: UpstreamTarget, texts: string[], dimensions: number | undefined): Promise<Response> => {
+    const body: BatchEmbedRequest = {
+      requests: texts.map((text) => ({
+        model: `models/${target.model}`,
+        content: { parts: [{ text }] },
+        ...(dimensions ? { outputDimensionality: dimensions } : {}),
+      })),
+    }
+    return fetch(`${target.provider.baseUrl}/v1beta/models/${target.model}:batchEmbedContents`, {
+      method: 'POST',
+      headers: headers(target),
+      body: JSON.stringify(body),
+      signal: target.signal,
+    })
+  }
+
+  return {
+    translate: { send: postGenerateContent, readAnswer: convertGeminiAnswer, readStream: convertGeminiStream },
+    embeddings: {
+      send: postBatchEmbed,
+      readVectors: (body) => decodeWire(BatchEmbedResponse, body, 'batchEmbedContents answer').embeddings.map((embedding) => embedding.values),
     },
-    body: JSON.stringify(convertPromptToGemini(prompt)),
-    signal: target.signal,
-  })
+    mapError: mapGeminiError,
+    // Nothing beyond the common fields.
+    checkConfig: () => [],
+  }
 }

@@ -1,10 +1,16 @@
+import { Value } from '@sinclair/typebox/value'
 import type { GatewayError } from '../../errors/gateway-error'
 import { upstreamErrorFrom } from '../../errors/upstream-client-error'
+import { ErrorBody } from './api'
 
-/** Google's envelope `{error: {code, message, status}}` (WIRE.md §6.1): the status, lower-cased, is the code. */
+/**
+ * Google's envelope `{error: {code, message, status}}` (https://ai.google.dev/gemini-api/docs/troubleshooting):
+ * the status, lower-cased, is the code.
+ */
 export function mapGeminiError(status: number, text: string): GatewayError {
   return upstreamErrorFrom(status, text, (body) => {
-    const error = (body as { error?: { message?: string; status?: string } }).error
-    return { code: error?.status?.toLowerCase(), message: error?.message }
+    if (!Value.Check(ErrorBody, body)) return undefined
+    const { status: name, message } = body.error
+    return { code: typeof name === 'string' ? name.toLowerCase() : undefined, message: typeof message === 'string' ? message : undefined }
   })
 }

@@ -1,20 +1,26 @@
-import type { ImagePart, Message, Prompt, TextPart } from '../../spec/prompt'
+import type { ImagePart, Message, Prompt, TextPart, ToolChoice } from '../../canonical/prompt'
+import type { ChatMessage, ChatRequest, ChatToolChoice, ChatUserPart } from './api'
 
 /**
  * The canonical prompt as an OpenAI chat completions body
  * (https://platform.openai.com/docs/api-reference/chat/create). Reasoning from earlier turns
  * has no place in this format and is left out; usage is always asked for when streaming.
  */
-export function convertPromptToChat(prompt: Prompt): Record<string, unknown> {
-  const messages: Record<string, unknown>[] = []
+export function convertPromptToChat(prompt: Prompt): ChatRequest {
+  const messages: ChatMessage[] = []
   if (prompt.system) messages.push({ role: 'system', content: prompt.system })
   for (const message of prompt.messages) messages.push(...convertMessage(message))
   return {
     messages,
     ...(prompt.tools && prompt.tools.length > 0
-      ? { tools: prompt.tools.map((tool) => ({ type: 'function', function: { name: tool.name, ...(tool.description ? { description: tool.description } : {}), parameters: tool.inputSchema } })) }
+      ? {
+          tools: prompt.tools.map((tool) => ({
+            type: 'function',
+            function: { name: tool.name, ...(tool.description ? { description: tool.description } : {}), parameters: tool.inputSchema },
+          })),
+        }
       : {}),
-    ...(prompt.toolChoice ? { tool_choice: prompt.toolChoice.type === 'tool' ? { type: 'function', function: { name: prompt.toolChoice.name } } : prompt.toolChoice.type } : {}),
+    ...(prompt.toolChoice ? { tool_choice: toolChoice(prompt.toolChoice) } : {}),
     ...(prompt.maxOutputTokens !== undefined ? { max_tokens: prompt.maxOutputTokens } : {}),
     ...(prompt.temperature !== undefined ? { temperature: prompt.temperature } : {}),
     ...(prompt.topP !== undefined ? { top_p: prompt.topP } : {}),
@@ -23,14 +29,20 @@ export function convertPromptToChat(prompt: Prompt): Record<string, unknown> {
   }
 }
 
-function convertMessage(message: Message): Record<string, unknown>[] {
+function toolChoice(choice: ToolChoice): ChatToolChoice {
+  return choice.type === 'tool' ? { type: 'function', function: { name: choice.name } } : choice.type
+}
+
+function convertMessage(message: Message): ChatMessage[] {
   switch (message.role) {
     case 'user':
       return [{ role: 'user', content: userContent(message.content) }]
     case 'assistant': {
       const text = message.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('')
       const calls = message.content.flatMap((part) =>
-        part.type === 'tool-call' ? [{ id: part.id, type: 'function', function: { name: part.name, arguments: JSON.stringify(part.input ?? {}) } }] : [],
+        part.type === 'tool-call'
+          ? [{ id: part.id, type: 'function' as const, function: { name: part.name, arguments: JSON.stringify(part.input ?? {}) } }]
+          : [],
       )
       return [{ role: 'assistant', content: text || null, ...(calls.length > 0 ? { tool_calls: calls } : {}) }]
     }
@@ -43,11 +55,13 @@ function convertMessage(message: Message): Record<string, unknown>[] {
   }
 }
 
-function userContent(parts: (TextPart | ImagePart)[]): string | Record<string, unknown>[] {
-  if (parts.every((part) => part.type === 'text')) return parts.map((part) => (part as TextPart).text).join('\n')
-  return parts.map((part) =>
-    part.type === 'text'
-      ? { type: 'text', text: part.text }
-      : { type: 'image_url', image_url: { url: part.url ?? `data:${part.mediaType ?? 'image/png'};base64,${part.data ?? ''}` } },
+function userContent(parts: (TextPart | ImagePart)[]): string | ChatUserPart[] {
+  const texts = parts.flatMap((part) => (part.type === 'text' ? [part.text] : []))
+  if (texts.length === parts.length) return texts.join('\n')
+  return parts.map(
+    (part): ChatUserPart =>
+      part.type === 'text'
+        ? { type: 'text', text: part.text }
+        : { type: 'image_url', image_url: { url: part.url ?? `data:${part.mediaType ?? 'image/png'};base64,${part.data ?? ''}` } },
   )
 }

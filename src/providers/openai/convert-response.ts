@@ -1,11 +1,13 @@
-import type { Answer, FinishReason } from '../../spec/answer'
-import type { ToolCallPart } from '../../spec/prompt'
-import { parseToolArguments } from '../../spec/tool-arguments'
-import { NO_USAGE } from '../../spec/usage'
+import type { Answer, FinishReason } from '../../canonical/answer'
+import type { ReasoningPart, TextPart, ToolCallPart } from '../../canonical/prompt'
+import { parseToolArguments } from '../../canonical/tool-arguments'
+import { NO_USAGE } from '../../canonical/usage'
+import { decodeWire } from '../decode'
+import { ChatCompletion } from './api'
 import { convertChatUsage } from './convert-usage'
 
 /** OpenAI's finish reasons in the canonical vocabulary. */
-export function finishReasonOf(reason: unknown): FinishReason {
+export function finishReasonOf(reason: string | null | undefined): FinishReason {
   switch (reason) {
     case 'stop':
       return 'stop'
@@ -21,19 +23,19 @@ export function finishReasonOf(reason: unknown): FinishReason {
   }
 }
 
-/** A chat completion (the first choice) as a canonical answer. */
+/** A chat completion (the first choice) as a canonical answer; UpstreamError when it is not one. */
 export function convertChatAnswer(body: unknown): Answer {
-  const completion = (body ?? {}) as { id?: string; choices?: { message?: Record<string, unknown>; finish_reason?: unknown }[]; usage?: unknown }
-  const choice = completion.choices?.[0]
-  const message = choice?.message ?? {}
-  const calls = Array.isArray(message.tool_calls) ? (message.tool_calls as { id?: string; function?: { name?: string; arguments?: string } }[]) : []
+  const completion = decodeWire(ChatCompletion, body, 'chat completion')
+  const [choice] = completion.choices
+  const message = choice?.message
+  const reasoning: ReasoningPart[] = message?.reasoning_content ? [{ type: 'reasoning', text: message.reasoning_content }] : []
+  const text: TextPart[] = message?.content ? [{ type: 'text', text: message.content }] : []
+  const calls = (message?.tool_calls ?? []).map(
+    (call): ToolCallPart => ({ type: 'tool-call', id: call.id, name: call.function.name, input: parseToolArguments(call.function.arguments) }),
+  )
   return {
     id: completion.id ?? 'chatcmpl',
-    content: [
-      ...(typeof message.reasoning_content === 'string' && message.reasoning_content ? [{ type: 'reasoning' as const, text: message.reasoning_content }] : []),
-      ...(typeof message.content === 'string' && message.content ? [{ type: 'text' as const, text: message.content }] : []),
-      ...calls.map((call): ToolCallPart => ({ type: 'tool-call', id: call.id ?? '', name: call.function?.name ?? '', input: parseToolArguments(call.function?.arguments ?? '') })),
-    ],
+    content: [...reasoning, ...text, ...calls],
     finishReason: finishReasonOf(choice?.finish_reason),
     usage: convertChatUsage(completion.usage) ?? NO_USAGE,
   }

@@ -1,4 +1,4 @@
-import type { ProviderAdapter, UpstreamTarget } from '../adapter'
+import type { Fetch, JsonObject, MediaPath, ProviderAdapter, UpstreamTarget } from '../adapter'
 import { convertPromptToChat } from './convert-request'
 import { convertChatAnswer } from './convert-response'
 import { convertChatStream } from './convert-stream'
@@ -12,44 +12,53 @@ import { cancelOpenAiVideo, generateOpenAiVideo } from './videos'
  * (https://platform.openai.com/docs/api-reference). The provider's key is sent, never the client's,
  * and chat and Responses bodies lose a service tier priced above the catalogue.
  */
-export const openAiAdapter: ProviderAdapter = {
-  sendChatCompletion: postChatCompletion,
-  chatUsage: convertChatUsage,
-  sendOpenAiRequest: postToOpenAi,
-  // Every provider of this API is tried natively unless `responsesApi: false`; one that answers
-  // 404 or 405 is reached by translation from then on (dispatch/responses-api-memory.ts).
-  sendResponses: (target, body) => postToOpenAi(target, '/responses', JSON.stringify({ ...withoutPremiumResponsesOptions(body), model: target.model })),
-  responsesUsage: convertResponsesUsage,
-  generateVideo: generateOpenAiVideo,
-  cancelVideoJob: cancelOpenAiVideo,
-  sendPrompt: (target, prompt) => postChatCompletion(target, convertPromptToChat(prompt)),
-  readAnswer: convertChatAnswer,
-  readStream: convertChatStream,
-  mapError: mapOpenAiError,
+export function openAiAdapter(fetch: Fetch): ProviderAdapter {
+  const postChatCompletion = (target: UpstreamTarget, body: JsonObject): Promise<Response> =>
+    fetch(`${target.provider.baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: {
+        ...target.headers,
+        'content-type': 'application/json',
+        accept: body.stream ? 'text/event-stream' : 'application/json',
+        ...bearer(target),
+      },
+      body: JSON.stringify({ ...withoutPremiumTier(body), model: target.model }),
+      signal: target.signal,
+    })
+
+  const postToOpenAi = (target: UpstreamTarget, path: MediaPath | '/responses', body: BodyInit): Promise<Response> =>
+    fetch(`${target.provider.baseUrl}${path}`, {
+      method: 'POST',
+      // A form sets its own multipart content type; everything else here is JSON.
+      headers: { ...target.headers, ...(body instanceof FormData ? {} : { 'content-type': 'application/json' }), ...bearer(target) },
+      body,
+      signal: target.signal,
+    })
+
+  return {
+    chat: { send: postChatCompletion, usage: convertChatUsage },
+    // Every provider of this API is tried natively unless `responsesApi: false`; one that answers
+    // 404 or 405 is reached by translation from then on (the dispatcher remembers which).
+    responses: {
+      send: (target, body) => postToOpenAi(target, '/responses', JSON.stringify({ ...withoutPremiumResponsesOptions(body), model: target.model })),
+      usage: convertResponsesUsage,
+    },
+    media: { send: postToOpenAi },
+    translate: {
+      send: (target, prompt) => postChatCompletion(target, convertPromptToChat(prompt)),
+      readAnswer: convertChatAnswer,
+      readStream: convertChatStream,
+    },
+    video: {
+      generate: (target, request, onStarted) => generateOpenAiVideo(fetch, target, request, onStarted),
+      cancel: (target, jobId) => cancelOpenAiVideo(fetch, target, jobId),
+    },
+    mapError: mapOpenAiError,
+    // Nothing beyond the common fields: a key is optional (local servers take none).
+    checkConfig: () => [],
+  }
 }
 
-function postChatCompletion(target: UpstreamTarget, body: Record<string, unknown>): Promise<Response> {
-  return fetch(`${target.provider.baseUrl.replace(/\/+$/, '')}/chat/completions`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: body.stream ? 'text/event-stream' : 'application/json',
-      ...(target.provider.credential ? { authorization: `Bearer ${target.provider.credential}` } : {}),
-    },
-    body: JSON.stringify({ ...withoutPremiumTier(body), model: target.model }),
-    signal: target.signal,
-  })
-}
-
-function postToOpenAi(target: UpstreamTarget, path: string, body: BodyInit): Promise<Response> {
-  return fetch(`${target.provider.baseUrl.replace(/\/+$/, '')}${path}`, {
-    method: 'POST',
-    // A form sets its own multipart content type; everything else here is JSON.
-    headers: {
-      ...(body instanceof FormData ? {} : { 'content-type': 'application/json' }),
-      ...(target.provider.credential ? { authorization: `Bearer ${target.provider.credential}` } : {}),
-    },
-    body,
-    signal: target.signal,
-  })
+function bearer(target: UpstreamTarget): Record<string, string> {
+  return target.provider.credential ? { authorization: `Bearer ${target.provider.credential}` } : {}
 }

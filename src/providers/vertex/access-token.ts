@@ -1,6 +1,9 @@
+import { Value } from '@sinclair/typebox/value'
 import { importPKCS8, SignJWT } from 'jose'
 import type { ProviderConfig, ServiceAccount } from '../../config'
 import { UpstreamError } from '../../errors/kinds'
+import type { Fetch } from '../adapter'
+import { TokenResponse } from './api'
 
 const SCOPE = 'https://www.googleapis.com/auth/cloud-platform'
 /** Renew this long before a token expires, so none is used in its last minute. */
@@ -13,18 +16,18 @@ const cached = new Map<string, { token: string; until: number }>()
  * service-account key (OAuth 2.0 JWT bearer grant, RFC 7523: an RS256 assertion signed with
  * the key, exchanged at the key's token_uri) and reused until shortly before it expires.
  */
-export async function vertexAccessToken(provider: ProviderConfig, signal: AbortSignal): Promise<string | undefined> {
+export async function vertexAccessToken(fetch: Fetch, provider: ProviderConfig, signal: AbortSignal): Promise<string | undefined> {
   if (provider.credential) return provider.credential
   const account = provider.serviceAccount
   if (!account) return undefined
   const known = cached.get(account.clientEmail)
   if (known && known.until > Date.now()) return known.token
-  const fresh = await exchange(account, signal)
+  const fresh = await exchange(fetch, account, signal)
   cached.set(account.clientEmail, fresh)
   return fresh.token
 }
 
-async function exchange(account: ServiceAccount, signal: AbortSignal): Promise<{ token: string; until: number }> {
+async function exchange(fetch: Fetch, account: ServiceAccount, signal: AbortSignal): Promise<{ token: string; until: number }> {
   const now = Math.floor(Date.now() / 1000)
   let assertion: string
   try {
@@ -44,8 +47,8 @@ async function exchange(account: ServiceAccount, signal: AbortSignal): Promise<{
     body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion }),
     signal,
   })
-  const body = (await response.json().catch(() => ({}))) as { access_token?: unknown; expires_in?: unknown }
-  if (!response.ok || typeof body.access_token !== 'string') {
+  const body: unknown = await response.json().catch(() => undefined)
+  if (!response.ok || !Value.Check(TokenResponse, body)) {
     throw new UpstreamError(`Vertex AI refused the service account's token request (HTTP ${response.status}).`)
   }
   const lifetimeMs = (typeof body.expires_in === 'number' ? body.expires_in : 3600) * 1000

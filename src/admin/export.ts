@@ -1,0 +1,73 @@
+/**
+ * A whole selection written as CSV or JSON Lines while it is read, a page at a time, so an
+ * export has no row cap and holds one page in memory (docs/operations.md#reporting).
+ */
+
+export type ExportFormat = 'csv' | 'jsonl'
+
+export class AdminExport {
+  constructor(
+    readonly format: ExportFormat,
+    /** The file name a download suggests, without its extension. */
+    readonly name: string,
+    /** The CSV header: the JSON field names, in the order rows are written. */
+    readonly fields: readonly string[],
+    readonly pages: AsyncIterable<readonly object[]>,
+  ) {}
+
+  get contentType(): string {
+    return this.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8'
+  }
+
+  get fileName(): string {
+    return `${this.name}.${this.format}`
+  }
+
+  /** The export's text, one piece per page; the CSV header comes with the first. */
+  async *chunks(): AsyncGenerator<string> {
+    let header = this.format === 'csv' ? csvLine(this.fields) : ''
+    for await (const page of this.pages) {
+      yield header + page.map((row) => (this.format === 'csv' ? csvLine(this.fields.map((field) => cellOf(row, field))) : `${JSON.stringify(row)}\n`)).join('')
+      header = ''
+    }
+    if (header !== '') yield header
+  }
+}
+
+/** A page of CSV lines ends each with CRLF (RFC 4180). */
+function csvLine(cells: readonly string[]): string {
+  return `${cells.map(quoteCell).join(',')}\r\n`
+}
+
+/** RFC 4180: a field with a comma, quote or line break is quoted, its quotes doubled. */
+function quoteCell(cell: string): string {
+  return /[",\r\n]/.test(cell) ? `"${cell.replaceAll('"', '""')}"` : cell
+}
+
+/**
+ * A field as text: empty for null, text as it is, anything else as JSON writes it (amounts with
+ * their six decimals, nested objects such as `usage` as their JSON text).
+ */
+function cellOf(row: object, field: string): string {
+  const value: unknown = Object.getOwnPropertyDescriptor(row, field)?.value
+  if (value === null || value === undefined) return ''
+  if (typeof value === 'string') return value
+  return JSON.stringify(value) ?? ''
+}
+
+/** Reads `read` a page at a time from the start position until a short page ends the selection. */
+export async function* keysetPages<Row, Position>(
+  read: (after: Position | undefined) => Promise<Row[]>,
+  pageSize: number,
+  positionOf: (row: Row) => Position,
+  start: Position | undefined,
+): AsyncGenerator<Row[]> {
+  let after = start
+  for (;;) {
+    const rows = await read(after)
+    if (rows.length > 0) yield rows
+    const last = rows.at(-1)
+    if (rows.length < pageSize || last === undefined) return
+    after = positionOf(last)
+  }
+}

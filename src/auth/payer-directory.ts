@@ -1,0 +1,65 @@
+import type { Payer } from '../billing/payer'
+import { findWallet } from '../billing/wallets'
+import type { Database } from '../db/client'
+import type { PayerKind } from '../db/schema'
+import type { Caller } from './authenticate'
+
+/** A key's allotment can be created at any time: look again after this long. */
+const ALLOTMENT_RECHECK_MS = 5000
+
+/**
+ * The key's allotment when it has one, else the owner account's wallet; for a user token, the
+ * user's allotment. Wallet ids never change, so lookups are remembered.
+ */
+export class PayerDirectory {
+  private readonly wallets = new Map<string, string>()
+  private readonly allotments = new Map<string, { walletId: string | undefined; until: number }>()
+
+  constructor(
+    private readonly db: Database,
+    private readonly now: () => number,
+  ) {}
+
+  async payerFor(caller: Caller): Promise<Payer> {
+    if (caller.kind === 'anonymous') throw new Error('a billable call reached billing without a caller')
+    if (caller.kind === 'user') {
+      const walletId = await this.walletOf('user_allotment', caller.user.id)
+      return {
+        walletId,
+        type: 'user_allotment',
+        ownerId: caller.user.id,
+        accountId: null,
+        keyId: null,
+        userSub: caller.user.subject,
+        env: null,
+        monthlyQuota: null,
+        tokensPerMinute: null,
+      }
+    }
+    const key = caller.key
+    const common = { accountId: key.accountId, keyId: key.id, userSub: null, env: key.env, monthlyQuota: key.monthlyQuota, tokensPerMinute: key.tpm }
+    const allotment = await this.allotmentOf(key.id)
+    if (allotment) return { walletId: allotment, type: 'key_allotment', ownerId: key.id, ...common }
+    return { walletId: await this.walletOf('wallet', key.accountId), type: 'wallet', ownerId: key.accountId, ...common }
+  }
+
+  private async walletOf(kind: PayerKind, ownerId: string): Promise<string> {
+    const cacheKey = `${kind}:${ownerId}`
+    const known = this.wallets.get(cacheKey)
+    if (known) return known
+    const wallet = await findWallet(this.db, kind, ownerId)
+    if (!wallet) throw new Error(`${kind} of ${ownerId} is missing`)
+    this.wallets.set(cacheKey, wallet.id)
+    return wallet.id
+  }
+
+  private async allotmentOf(keyId: string): Promise<string | undefined> {
+    const now = this.now()
+    const known = this.allotments.get(keyId)
+    if (known && (known.walletId || known.until > now)) return known.walletId
+    const wallet = await findWallet(this.db, 'key_allotment', keyId)
+    if (this.allotments.size > 50_000) this.allotments.clear()
+    this.allotments.set(keyId, { walletId: wallet?.id, until: now + ALLOTMENT_RECHECK_MS })
+    return wallet?.id
+  }
+}

@@ -1,0 +1,109 @@
+import { download, get, type LedgerEntry, type Page, query } from './api'
+import { field, h, input, select, show, table } from './dom'
+import { count, credits, dateToSince, time } from './format'
+
+const KINDS = ['', 'charge', 'topup', 'adjustment', 'hold', 'release', 'expire']
+const FILTERS = ['request_id', 'account_id', 'key_id', 'user_sub', 'model'] as const
+
+/** Ledger entries, newest first, by request id or any other filter, a page at a time. */
+export async function ledgerPage(main: HTMLElement, params: URLSearchParams): Promise<void> {
+  const filter = (name: (typeof FILTERS)[number]) => input(name, { value: params.get(name) ?? '' })
+  const inputs = {
+    request_id: filter('request_id'),
+    account_id: filter('account_id'),
+    key_id: filter('key_id'),
+    user_sub: filter('user_sub'),
+    model: filter('model'),
+  }
+  const kind = select(
+    'kind',
+    KINDS.map((value): [string, string] => [value, value || 'any kind']),
+    params.get('kind') ?? '',
+  )
+  const since = input('since', { type: 'date', value: params.get('since') ?? '' })
+  const until = input('until', { type: 'date', value: params.get('until') ?? '' })
+  const selection = {
+    ...Object.fromEntries(FILTERS.map((name) => [name, inputs[name].value.trim()])),
+    kind: kind.value,
+    since: dateToSince(since.value),
+    until: dateToSince(until.value),
+  }
+  const list = h('div', {})
+  const more = h('div', {})
+  show(
+    main,
+    h('h1', {}, 'Ledger'),
+    h(
+      'form',
+      {
+        class: 'card',
+        onsubmit: (event) => {
+          event.preventDefault()
+          const next = new URLSearchParams()
+          for (const name of FILTERS) if (inputs[name].value.trim()) next.set(name, inputs[name].value.trim())
+          if (kind.value) next.set('kind', kind.value)
+          if (since.value) next.set('since', since.value)
+          if (until.value) next.set('until', until.value)
+          const hash = `#/ledger?${next.toString()}`
+          if (location.hash === hash) dispatchEvent(new HashChangeEvent('hashchange'))
+          else location.hash = hash
+        },
+      },
+      h(
+        'div',
+        { class: 'grid' },
+        field('Request id', inputs.request_id),
+        field('Account id', inputs.account_id),
+        field('Key id', inputs.key_id),
+        field('User (sub)', inputs.user_sub),
+        field('Model', inputs.model),
+        field('Kind', kind),
+        field('Since (UTC day, inclusive)', since),
+        field('Until (UTC day, exclusive)', until),
+      ),
+      h('button', { type: 'submit' }, 'Find entries'),
+      ' ',
+      h(
+        'button',
+        { type: 'button', class: 'secondary', onclick: () => download(`/admin/v1/ledger${query({ ...selection, format: 'csv' })}`, 'ledger.csv') },
+        'Download CSV',
+      ),
+    ),
+    list,
+    more,
+  )
+  await loadEntries(list, more, selection)
+}
+
+async function loadEntries(list: HTMLElement, more: HTMLElement, selection: Record<string, string>, cursor?: string): Promise<void> {
+  const page = await get<Page<LedgerEntry>>(`/admin/v1/ledger${query({ ...selection, limit: 100, cursor })}`)
+  list.append(
+    table(
+      cursor ? 'Older entries' : 'Entries, newest first',
+      ['Time', 'Kind', 'Credits', 'Uncollected', 'Model', 'Tokens in / out', 'Request', 'Account and key', 'Note'],
+      page.data.map((entry) => [
+        time(entry.created_at),
+        entry.kind,
+        credits(entry.amount),
+        credits(entry.uncollected),
+        entry.model ?? '—',
+        entry.usage ? `${count(entry.usage.input_tokens ?? 0)} / ${count(entry.usage.output_tokens ?? 0)}` : '—',
+        entry.request_id ? h('a', { href: `#/ledger?request_id=${encodeURIComponent(entry.request_id)}` }, h('code', {}, entry.request_id)) : '—',
+        h(
+          'span',
+          { class: 'stack' },
+          entry.account_id ? h('a', { href: `#/accounts?id=${encodeURIComponent(entry.account_id)}` }, entry.account_id) : '—',
+          entry.key_id ? h('small', {}, entry.key_id) : null,
+        ),
+        entry.note ?? '',
+      ]),
+      [2, 3],
+    ),
+  )
+  show(
+    more,
+    page.next_cursor
+      ? h('button', { type: 'button', class: 'secondary', onclick: () => loadEntries(list, more, selection, page.next_cursor ?? undefined) }, 'Older entries')
+      : null,
+  )
+}

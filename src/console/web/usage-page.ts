@@ -1,0 +1,134 @@
+import { download, get, type Page, query, type UsageRow } from './api'
+import { barChart } from './chart'
+import { append, field, h, input, select, show, table } from './dom'
+import { count, credits, dateToSince } from './format'
+
+const DIMENSIONS: readonly [string, string][] = [
+  ['', 'nothing else'],
+  ['account', 'account'],
+  ['key', 'key'],
+  ['user', 'user'],
+  ['model', 'model'],
+]
+
+/** Usage summaries with the API's filters; the filters live in the route, so a view can be linked. */
+export async function usagePage(main: HTMLElement, params: URLSearchParams): Promise<void> {
+  const period = select('group-by', ['hour', 'day', 'month'], params.get('period') ?? 'day')
+  const by = select('by', DIMENSIONS, params.get('by') ?? '')
+  const account = input('account_id', { value: params.get('account_id') ?? '' })
+  const key = input('key_id', { value: params.get('key_id') ?? '' })
+  const model = input('model', { value: params.get('model') ?? '' })
+  const since = input('since', { type: 'date', value: params.get('since') ?? '' })
+  const until = input('until', { type: 'date', value: params.get('until') ?? '' })
+  const form = h(
+    'form',
+    {
+      class: 'card',
+      onsubmit: (event) => {
+        event.preventDefault()
+        const next = new URLSearchParams()
+        for (const [name, value] of [
+          ['period', period.value],
+          ['by', by.value],
+          ['account_id', account.value.trim()],
+          ['key_id', key.value.trim()],
+          ['model', model.value.trim()],
+          ['since', since.value],
+          ['until', until.value],
+        ] as const) {
+          if (value) next.set(name, value)
+        }
+        const hash = `#/usage?${next.toString()}`
+        if (location.hash === hash) dispatchEvent(new HashChangeEvent('hashchange'))
+        else location.hash = hash
+      },
+    },
+    h(
+      'div',
+      { class: 'grid' },
+      field('Group by', period),
+      field('and by', by),
+      field('Account id', account),
+      field('Key id', key),
+      field('Model', model),
+      field('Since (UTC day, inclusive)', since),
+      field('Until (UTC day, exclusive)', until),
+    ),
+    h('button', { type: 'submit' }, 'Show usage'),
+  )
+  const selection = {
+    group_by: [period.value, by.value].filter(Boolean).join(','),
+    account_id: account.value.trim(),
+    key_id: key.value.trim(),
+    model: model.value.trim(),
+    since: dateToSince(since.value),
+    until: dateToSince(until.value),
+  }
+  // One page of up to 1000 rows draws the chart; "More rows" adds the next pages to the table.
+  const answer = await get<Page<UsageRow>>(`/admin/v1/usage${query({ ...selection, limit: 1000 })}`)
+  const dimension = by.value
+  const csv = h(
+    'button',
+    { type: 'button', class: 'secondary', onclick: () => download(`/admin/v1/usage${query({ ...selection, format: 'csv' })}`, 'usage.csv') },
+    'Download CSV',
+  )
+  const rows = h('div', {})
+  const more = h('div', {})
+  show(main, h('h1', {}, 'Usage'), form)
+  append(main, [
+    dimension
+      ? h('p', { class: 'muted' }, `The chart shows spend per ${period.value} when usage is grouped by time only; the table has every row.`)
+      : barChart(
+          `Spend per ${period.value} (credits, UTC)`,
+          [...answer.data].reverse().map((row) => ({ label: row.period, value: row.cost })),
+        ),
+    h('p', { class: 'toolbar' }, csv),
+    rows,
+    more,
+  ])
+  showRows(rows, more, selection, dimension, answer, false)
+}
+
+function showRows(rows: HTMLElement, more: HTMLElement, selection: Record<string, string>, dimension: string, page: Page<UsageRow>, later: boolean): void {
+  rows.append(
+    table(
+      later ? 'More usage' : 'Usage, newest first',
+      ['Period', ...(dimension ? [dimension] : []), 'Requests', 'Input', 'Output', 'Cache read', 'Cache write', 'Credits', 'Uncollected'],
+      page.data.map((row) => [
+        row.period,
+        ...(dimension ? [dimensionCell(dimension, row)] : []),
+        count(row.requests),
+        count(row.input_tokens),
+        count(row.output_tokens),
+        count(row.cache_read_tokens),
+        count(row.cache_write_tokens),
+        credits(row.cost),
+        credits(row.uncollected),
+      ]),
+      dimension ? [2, 3, 4, 5, 6, 7, 8] : [1, 2, 3, 4, 5, 6, 7],
+    ),
+  )
+  const cursor = page.next_cursor
+  show(
+    more,
+    cursor
+      ? h(
+          'button',
+          {
+            type: 'button',
+            class: 'secondary',
+            onclick: async () =>
+              showRows(rows, more, selection, dimension, await get<Page<UsageRow>>(`/admin/v1/usage${query({ ...selection, limit: 1000, cursor })}`), true),
+          },
+          'More rows',
+        )
+      : null,
+  )
+}
+
+function dimensionCell(dimension: string, row: UsageRow): HTMLElement | string {
+  if (dimension === 'account') return row.account_id ? h('a', { href: `#/accounts?id=${encodeURIComponent(row.account_id)}` }, row.account_id) : '—'
+  if (dimension === 'key') return row.key_id ? h('a', { href: `#/ledger?key_id=${encodeURIComponent(row.key_id)}` }, row.key_id) : '—'
+  if (dimension === 'user') return row.user_sub ?? '—'
+  return row.model ?? '—'
+}

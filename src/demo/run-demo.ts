@@ -1,0 +1,73 @@
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { loadConfig, type Config } from '../config'
+import type { DatabaseHandle } from '../db/client'
+import { openConfiguredDatabase } from '../db/open'
+import { createServices } from '../services'
+import { demoCatalogue } from './demo-catalogue'
+import { startEchoProvider } from './echo-provider'
+import { demoInstructions } from './instructions'
+import { seedDemoAccount } from './seed'
+
+/** The serve path of `tollgate serve`, told when it listens. */
+export type Serve = (config: Config, database: DatabaseHandle, onListening: (url: URL) => void) => Promise<number>
+
+type Env = Record<string, string | undefined>
+
+/**
+ * `tollgate demo` (docs/operations.md#demo): the echo provider, a catalogue file naming it, the
+ * embedded database, a funded account and key, then the ordinary serve path until a signal,
+ * with instructions printed once it listens. Everything the demo made up is deleted at the end.
+ *
+ * The data directory is a fresh one under the OS temp dir unless TOLLGATE_DATA_DIR is set: a
+ * demo must not touch ./data, the operator's embedded database (locked while a gateway runs
+ * on it), and a fresh one makes every run start the same. DATABASE_URL is ignored for the same
+ * reason: a demo account has no place on a real Postgres.
+ */
+export async function runDemo(env: Env, serve: Serve, out: (text: string) => void): Promise<number> {
+  const workspace = mkdtempSync(join(tmpdir(), 'tollgate-demo-'))
+  const echo = startEchoProvider()
+  try {
+    const ownDataDir = env.TOLLGATE_DATA_DIR === undefined || env.TOLLGATE_DATA_DIR === ''
+    const dataDir = ownDataDir ? join(workspace, 'data') : (env.TOLLGATE_DATA_DIR ?? '')
+    const catalogPath = join(workspace, 'demo-catalogue.json')
+    writeFileSync(catalogPath, `${JSON.stringify(demoCatalogue(echo.baseUrl), null, 2)}\n`)
+    const generatedAdminToken = env.TOLLGATE_ADMIN_TOKEN ? undefined : `demo-admin-${randomBytes(12).toString('hex')}`
+    // The ordinary config checks, on the demo's catalogue file and data directory.
+    const config = loadConfig({
+      ...env,
+      TOLLGATE_CONFIG: catalogPath,
+      TOLLGATE_DATA_DIR: dataDir,
+      DATABASE_URL: undefined,
+      TOLLGATE_ADMIN_TOKEN: env.TOLLGATE_ADMIN_TOKEN || generatedAdminToken,
+    })
+    const database = await openConfiguredDatabase(config)
+    let account: Awaited<ReturnType<typeof seedDemoAccount>>
+    try {
+      const services = createServices({ config, database })
+      account = await seedDemoAccount(services)
+      services.close()
+    } catch (error) {
+      await database.close()
+      throw error
+    }
+    const instructions = (url: URL) =>
+      demoInstructions({
+        gatewayUrl: url.href,
+        echoBaseUrl: echo.baseUrl,
+        dataDir,
+        temporaryData: ownDataDir,
+        key: account.key,
+        generatedAdminToken,
+        ignoredDatabaseUrl: Boolean(env.DATABASE_URL),
+      })
+    // Printed on the next turn of the event loop, after serve has set up its signal handlers: a
+    // reader who acts on the instructions at once (Ctrl-C included) finds the gateway ready for it.
+    return await serve(config, database, (url) => setImmediate(() => out(instructions(url))))
+  } finally {
+    echo.stop()
+    rmSync(workspace, { recursive: true, force: true })
+  }
+}

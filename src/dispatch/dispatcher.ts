@@ -1,0 +1,185 @@
+import { GatewayError } from '../errors/gateway-error'
+import type { ResolvedModel } from '../catalog/resolve-model'
+import type { RequestRecord } from '../observability/request-record'
+import { NoRouteAvailableError, UpstreamError, UpstreamTimeoutError } from '../errors/kinds'
+import { watchIdle } from '../http/idle-timeout'
+import { readSse } from '../http/sse'
+import { readJsonObject } from '../http/upstream-json'
+import { adapterFor } from '../providers/registry'
+import type { Services } from '../services'
+import { BilledCall } from './billed-call'
+import { observeTranslated, relayStream } from './stream-relay'
+import type { ConversationEncoding, ConversationRoute, NonEmpty, Route, Surface, SurfaceRequest, TranslatedRoute, UpstreamAnswer } from './surface'
+
+/**
+ * Every route that could serve the request, in the order to try them: a model's routes in
+ * config order; an alias's targets in order, each with its routes. `usable` keeps a route
+ * (shaped as the surface needs it) when its provider is configured and its API can serve the
+ * surface, natively or by translation. None is 503 no_route_available.
+ */
+export function planRoutes<R>(services: Services, resolved: ResolvedModel, usable: (route: Route) => R | undefined): NonEmpty<R> {
+  const models =
+    resolved.kind === 'model'
+      ? [resolved.model]
+      : resolved.kind === 'custom'
+        ? [resolved.base]
+        : resolved.alias.targets.flatMap((target) => services.catalog.model(target) ?? [])
+  const routes = models.flatMap((model) =>
+    model.routes.flatMap((route): R[] => {
+      const provider = services.catalog.provider(route.provider)
+      const usableRoute = provider?.configured ? usable({ model, provider, adapter: adapterFor(provider), upstreamModel: route.model }) : undefined
+      return usableRoute === undefined ? [] : [usableRoute]
+    }),
+  )
+  const [first, ...rest] = routes
+  if (first === undefined) throw new NoRouteAvailableError('No configured upstream can serve this model on this endpoint.')
+  return [first, ...rest]
+}
+
+/** The route natively where its API has the surface's capability, else by translation, else unusable. */
+export function conversationRoute<Capability>(route: Route, native: Capability | undefined): ConversationRoute<Capability> | undefined {
+  if (native) return { ...route, mode: 'native', native }
+  return translatedRoute(route)
+}
+
+export function translatedRoute(route: Route): TranslatedRoute | undefined {
+  const { translate } = route.adapter
+  return translate ? { ...route, mode: 'translated', translate } : undefined
+}
+
+/**
+ * Runs one billed request of any surface, the same way every time: the surface plans (model,
+ * routes, hold), the worst case is held, the routes are tried in order with failover, and the
+ * answer is delivered, which settles the call from what the upstream consumed. A call that
+ * fails anywhere after the hold releases it: no path leaves money held.
+ */
+export async function dispatch<Body, R extends Route>(services: Services, surface: Surface<Body, R>, request: SurfaceRequest<Body>): Promise<Response> {
+  const plan = await surface.plan(services, request)
+  request.record.requestedModel = plan.modelId
+  const call = await BilledCall.open(services, request.caller, plan.holdAmount, request.record, plan.modelId, plan.routes[0].provider.name)
+  if ('run' in plan) return releasedOnFailure(call, () => plan.run(call, request.signal))
+  let answer: UpstreamAnswer<R>
+  try {
+    answer = await firstAnswer(
+      plan.routes,
+      (route, signal, headers) => plan.send(route, { provider: route.provider, model: route.upstreamModel, signal, headers }),
+      request.signal,
+      request.record,
+    )
+  } catch (error) {
+    // No route answered: nothing was consumed, the hold goes back.
+    await call.release()
+    throw error
+  }
+  return releasedOnFailure(call, () => plan.deliver(call, answer), answer.abort)
+}
+
+/**
+ * Delivers, or, when delivery throws, releases: an answer the gateway could not read or present
+ * is not billed, the upstream is stopped, and the hold goes back now rather than with the sweep
+ * (a call that already closed keeps its closing).
+ */
+async function releasedOnFailure(call: BilledCall, deliver: () => Promise<Response>, abortUpstream: () => void = () => undefined): Promise<Response> {
+  try {
+    return await deliver()
+  } catch (error) {
+    abortUpstream()
+    await call.release()
+    throw error instanceof GatewayError ? error : new UpstreamError('The upstream answered with something the gateway could not read.', { cause: error })
+  }
+}
+
+/**
+ * Tries each route in order until one answers with a success status: a connection error, a
+ * timeout before the response headers, 408, 429, 5xx or 529 moves to the next route, and so do
+ * 401 and 403, which mean the gateway's own provider key is wrong; any other 4xx is the
+ * client's fault, ends the search and is returned as the error, in the upstream's words
+ * (docs/configuration.md#routes-and-failover). Nothing is billed here.
+ */
+async function firstAnswer<R extends Route>(
+  routes: R[],
+  send: (route: R, signal: AbortSignal, headers: Record<string, string>) => Promise<Response>,
+  clientSignal: AbortSignal,
+  record: RequestRecord,
+): Promise<UpstreamAnswer<R>> {
+  let lastError: GatewayError = new UpstreamError('No upstream answered.')
+  for (const route of routes) {
+    if (clientSignal.aborted) break
+    // The attempt's trace span is named before the call, so the upstream request can carry it.
+    const upstream = record.upstreamCall()
+    const startedAt = record.now()
+    const started = performance.now()
+    let answered = false
+    const attempt = (outcome: { status: number } | { reason: string }) =>
+      record.attempt({
+        provider: route.provider.name,
+        startedAt,
+        durationMs: performance.now() - started,
+        ...outcome,
+        ...(upstream.spanId ? { spanId: upstream.spanId } : {}),
+      })
+    const controller = new AbortController()
+    const abort = () => controller.abort()
+    clientSignal.addEventListener('abort', abort, { once: true })
+    let timedOut = false
+    const timer = setTimeout(() => {
+      timedOut = true
+      controller.abort()
+    }, route.provider.timeoutMs)
+    try {
+      const response = await send(route, controller.signal, upstream.headers)
+      answered = true
+      attempt({ status: response.status })
+      if (response.ok) return { route, response, abort }
+      const error = route.adapter.mapError(response.status, await response.text().catch(() => ''))
+      if (!isRetryableStatus(response.status)) throw error
+      lastError = error
+    } catch (error) {
+      if (!answered)
+        attempt({ reason: error instanceof GatewayError ? 'refused' : timedOut ? 'timeout' : clientSignal.aborted ? 'client_closed' : 'unreachable' })
+      if (error instanceof GatewayError) throw error
+      lastError = timedOut
+        ? new UpstreamTimeoutError(`The upstream provider did not answer within ${route.provider.timeoutMs} ms.`)
+        : new UpstreamError('The upstream provider could not be reached.', { cause: error })
+    } finally {
+      clearTimeout(timer)
+    }
+    clientSignal.removeEventListener('abort', abort)
+  }
+  throw lastError
+}
+
+function isRetryableStatus(status: number): boolean {
+  return status === 401 || status === 403 || status === 408 || status === 429 || status >= 500
+}
+
+/**
+ * Delivers a conversation answer, native or translated, streamed or whole: every read of the
+ * upstream goes through the idle watch (silence ends it, settled), the call is settled from the
+ * answer's usage (the gateway's own count when a native answer reports none), and the client is
+ * answered in its surface's format.
+ */
+export async function deliverConversation<Capability>(
+  call: BilledCall,
+  answer: UpstreamAnswer<ConversationRoute<Capability>>,
+  encoding: ConversationEncoding,
+): Promise<Response> {
+  const route = answer.route
+  // A whole answer is bounded by the same silence limit as a stream: headers alone prove nothing.
+  const body = watchIdle(answer.response.body ?? new ReadableStream(), route.provider.streamIdleTimeoutMs, answer.abort)
+  const relayed = { call, servedBy: route, abortUpstream: answer.abort }
+  if (encoding.streaming) {
+    return route.mode === 'translated'
+      ? relayStream(route.translate.readStream(body), observeTranslated(encoding.encodeStream(), encoding.inputTokens), relayed)
+      : relayStream(readSse(body), encoding.observeNative(), relayed)
+  }
+  const whole = await readJsonObject(new Response(body, answer.response))
+  if (route.mode === 'translated') {
+    const translated = route.translate.readAnswer(whole)
+    const settled = await call.settle(route, translated.usage, 'provider')
+    return Response.json(encoding.encodeAnswer(translated, settled.cost))
+  }
+  const usage = encoding.nativeUsage(whole)
+  const settled = usage ? await call.settle(route, usage, 'provider') : await call.settle(route, encoding.estimateNative(whole), 'estimate')
+  return Response.json(encoding.presentNative(whole, settled.cost))
+}

@@ -1,0 +1,93 @@
+import { t, type TSchema } from 'elysia'
+import { BalanceSchema, JsonInteger } from '../schemas'
+
+/**
+ * What each admin operation answers, for the API document only (docs/operations.md#admin-api):
+ * the shapes come from src/admin/views.ts and the operations themselves, which the CLI shares, so
+ * they are documented here rather than validated on the way out.
+ */
+const Nullable = (schema: TSchema) => t.Union([schema, t.Null()])
+const Time = t.String({ format: 'date-time' })
+
+const AccountAnswer = t.Object({ id: t.String(), name: t.String(), created_at: Time, wallet: BalanceSchema })
+const KeyAnswer = t.Object(
+  {
+    id: t.String(),
+    object: t.Literal('api_key'),
+    account_id: t.String(),
+    env: t.Union([t.Literal('prod'), t.Literal('dev')]),
+    name: Nullable(t.String()),
+    hint: t.String(),
+    scopes: Nullable(t.Array(t.String())),
+    allowed_models: Nullable(t.Array(t.String())),
+    monthly_quota: Nullable(t.Number()),
+    allotment: Nullable(BalanceSchema),
+    rpm: Nullable(JsonInteger({})),
+    tpm: Nullable(JsonInteger({})),
+    expires_at: Nullable(Time),
+    revoked_at: Nullable(Time),
+    created_at: Time,
+  },
+  { additionalProperties: true },
+)
+const LedgerEntry = t.Object({ id: t.String(), kind: t.String(), amount: t.Number(), created_at: Time }, { additionalProperties: true })
+const UserAnswer = t.Object({ iss: t.String(), sub: t.String(), allotment: Nullable(BalanceSchema), created_at: Time })
+
+/** A page of a list: pass `next_cursor` as `cursor` for the next one; null on the last page. */
+const Page = (row: TSchema) =>
+  t.Object({
+    object: t.Literal('list'),
+    data: t.Array(row),
+    next_cursor: Nullable(t.String({ description: "The next page's `cursor`; null on the last page" })),
+  })
+
+const UsageSummaryRow = t.Object({
+  period: t.String({ description: '`YYYY-MM-DDTHH:00:00Z`, `YYYY-MM-DD` or `YYYY-MM` (UTC)' }),
+  account_id: t.Optional(Nullable(t.String())),
+  key_id: t.Optional(Nullable(t.String())),
+  user_sub: t.Optional(Nullable(t.String())),
+  model: t.Optional(Nullable(t.String())),
+  requests: JsonInteger({}),
+  input_tokens: JsonInteger({}),
+  output_tokens: JsonInteger({}),
+  cache_read_tokens: JsonInteger({}),
+  cache_write_tokens: JsonInteger({}),
+  cost: t.Number(),
+  uncollected: t.Number(),
+})
+
+/** Keyed by `METHOD path` as the operations name them (relative to /admin/v1). */
+export const ADMIN_ANSWERS: Readonly<Record<string, { description: string; schema: TSchema; alternatives?: Record<string, TSchema> }>> = {
+  'GET /accounts': { description: 'A page of accounts, newest first', schema: Page(AccountAnswer) },
+  'GET /keys': { description: "A page of keys' records, newest first, never their secrets", schema: Page(KeyAnswer) },
+  'PATCH /keys/:id': { description: "The key's record after the change", schema: KeyAnswer },
+  'GET /users': { description: 'A page of users with their allotments, newest first', schema: Page(UserAnswer) },
+  'POST /accounts': { description: 'The new account', schema: AccountAnswer },
+  'GET /accounts/:id': { description: 'The account', schema: AccountAnswer },
+  'POST /accounts/:id/credits': { description: "The account's wallet after the credit", schema: t.Object({ wallet: BalanceSchema }) },
+  'POST /keys': {
+    description: 'The new key; `key` is the full secret, shown only here',
+    schema: t.Composite([KeyAnswer, t.Object({ key: t.String() })], { additionalProperties: true }),
+  },
+  'GET /keys/:id': { description: "The key's record, never its secret", schema: KeyAnswer },
+  'POST /keys/:id/revoke': { description: "The revoked key's record", schema: KeyAnswer },
+  'POST /keys/:id/allotment': { description: "The key's allotment after the credit", schema: BalanceSchema },
+  'POST /users/credits': { description: "The user's allotment after the credit", schema: BalanceSchema },
+  'GET /users/allotment': { description: "The user's allotment", schema: BalanceSchema },
+  'POST /custom-models': {
+    description: 'The new custom model',
+    schema: t.Object({ id: t.String(), account_id: t.String(), base_model: t.String(), system: Nullable(t.String()), defaults: t.Unknown() }),
+  },
+  'GET /usage': {
+    description: 'Usage summaries, newest period first (`format=csv` or `jsonl` streams every row instead)',
+    schema: t.Object({ object: t.Literal('list'), data: t.Array(UsageSummaryRow), next_cursor: Nullable(t.String()) }),
+  },
+  'GET /ledger': {
+    description: 'A page of ledger entries, newest first; with `format=csv` or `format=jsonl`, every entry selected, streamed',
+    schema: Page(LedgerEntry),
+    alternatives: {
+      'text/csv': t.String({ description: 'A header row of the JSON field names, then one row per entry (RFC 4180)' }),
+      'application/x-ndjson': t.String({ description: 'One JSON entry per line' }),
+    },
+  },
+}

@@ -1,0 +1,84 @@
+import { toOpenAPISchema } from '@elysiajs/openapi'
+import type { AnyElysia } from 'elysia'
+import { ruleFor, type CredentialRule } from '../../auth/endpoint-rules'
+
+/**
+ * The OpenAPI document at /swagger/json. Elysia's generator reads each endpoint's schemas
+ * (`body`, `params`, `query`, `response`); then three things only the gateway knows are added:
+ * - each endpoint's `detail.responses` (error responses, streams, audio, answers documented
+ *   without validation) is merged with what `response:` generated, status by status;
+ * - security comes from the endpoint rules table (docs/api.md#authentication-per-route), so the
+ *   document cannot disagree with what is enforced: public endpoints carry `security: []`;
+ * - a path ending in `/*` (a model id holds a slash) is named after the path parameter its
+ *   operation declares: `/v1/models/*` is documented as `/v1/models/{id}`.
+ */
+export function openApiDocument(app: AnyElysia, base: JsonObject): JsonObject {
+  const generated = toOpenAPISchema(app)
+  const paths: Record<string, JsonObject> = {}
+  const generatedPaths = asObject(generated.paths)
+  // Every endpoint of the app, read as Elysia's generator reads them.
+  // biome-ignore lint/complexity/useLiteralKeys: Elysia's types mark getGlobalRoutes protected; its own generator calls it the same way.
+  for (const route of app['getGlobalRoutes']()) {
+    const detail = asObject(route.hooks?.detail)
+    if (detail.hide === true) continue
+    const method = route.method.toLowerCase()
+    const generatedPath = route.path.replace(/:([^/]+)/g, '{$1}')
+    const operation = asObject(asObject(generatedPaths[generatedPath])[method])
+    if (Object.keys(operation).length === 0) continue
+    operation.responses = mergeResponses(asObject(operation.responses), asObject(detail.responses))
+    const rule = ruleFor(route.method, route.path)
+    if (rule) operation.security = securityOf(rule.credentials)
+    const path = documentedPath(generatedPath, operation)
+    paths[path] = { ...paths[path], [method]: operation }
+  }
+  const components = asObject(base.components)
+  return {
+    ...base,
+    openapi: '3.1.0',
+    paths,
+    components: { ...components, schemas: { ...asObject(asObject(generated.components).schemas), ...asObject(components.schemas) } },
+  }
+}
+
+type JsonObject = Record<string, unknown>
+
+/** The security requirement of a credential rule; an empty requirement (`{}`) makes the credential optional. */
+function securityOf(credentials: CredentialRule): JsonObject[] {
+  switch (credentials) {
+    case 'bearer':
+      return [{ apiKey: [] }]
+    case 'bearer-or-x-api-key':
+      return [{ apiKey: [] }, { xApiKey: [] }]
+    case 'optional-bearer':
+      return [{}, { apiKey: [] }]
+    case 'public':
+      return []
+  }
+}
+
+/** Per status: the generated JSON answer and the declared contents side by side, the declared description first. */
+function mergeResponses(generated: JsonObject, declared: JsonObject): JsonObject {
+  const merged: JsonObject = { ...generated }
+  for (const [status, response] of Object.entries(declared)) {
+    const existing = asObject(generated[status])
+    const added = asObject(response)
+    merged[status] = {
+      ...existing,
+      ...added,
+      ...(existing.content || added.content ? { content: { ...asObject(existing.content), ...asObject(added.content) } } : {}),
+    }
+  }
+  return Object.fromEntries(Object.entries(merged).sort(([a], [b]) => a.localeCompare(b)))
+}
+
+function documentedPath(path: string, operation: JsonObject): string {
+  if (!path.endsWith('/*')) return path
+  const parameters = Array.isArray(operation.parameters) ? operation.parameters.map(asObject) : []
+  const name = parameters.find((parameter) => parameter.in === 'path')?.name
+  return typeof name === 'string' ? `${path.slice(0, -1)}{${name}}` : path
+}
+
+/** The document is plain JSON built from plain JSON: objects are read as such, anything else as empty. */
+function asObject(value: unknown): JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {}
+}

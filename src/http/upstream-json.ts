@@ -1,0 +1,38 @@
+import { GatewayError } from '../errors/gateway-error'
+import { UpstreamError } from '../errors/kinds'
+import type { JsonObject } from '../util/is-record'
+
+/**
+ * Reading an upstream's whole JSON answer: a body that is not JSON, or not the JSON the caller
+ * needs, is an upstream failure (502), never a crash; a stream that went silent keeps its own
+ * error (the idle timeout).
+ */
+
+/** What the gateway says of an upstream answer it cannot read. */
+const UNREADABLE = 'The upstream answered with something the gateway could not read.'
+
+/** The upstream's answer as JSON, unchecked; a body that is not JSON is an UpstreamError. */
+export async function readJson(response: Response): Promise<unknown> {
+  try {
+    return await response.json()
+  } catch (error) {
+    throw error instanceof GatewayError ? error : new UpstreamError(UNREADABLE, { cause: error })
+  }
+}
+
+/** The upstream's answer as a JSON object; a body that is not JSON, or JSON that is not an object, is an UpstreamError. */
+export async function readJsonObject(response: Response): Promise<JsonObject> {
+  const object = jsonObject(await readJson(response))
+  if (object === undefined) throw new UpstreamError(UNREADABLE)
+  return object
+}
+
+/** A JSON value as an object, or undefined when it is not one (null, an array, a scalar). */
+export function jsonObject(value: unknown): JsonObject | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? { ...value } : undefined
+}
+
+/** An answer's own `usage` object (none: an empty one) with the cost added, as the client reads it. */
+export function usageWithCost(usage: unknown, cost: number): JsonObject {
+  return { ...jsonObject(usage), cost }
+}

@@ -1,0 +1,38 @@
+import { ConfigError, loadConfig, type Config } from '../config'
+import { catalogCoverage } from '../catalog/coverage'
+import { logEvent } from '../observability/log'
+import { catalogWarnings, describeConfigSource } from './start-summary'
+import type { Services } from '../services'
+
+/**
+ * SIGHUP (docs/operations.md#reload): the configuration is loaded again, as a start would load
+ * it, and its catalogue (providers, models, aliases, prices) replaces the running one for new
+ * requests. A request already running keeps the entries it read. A configuration that does not
+ * load changes nothing: the error names the file and the field, and the old catalogue serves on.
+ * Other settings (listener, database, tokens) are the start's: the environment a process sees
+ * does not change, so they could not differ anyway.
+ */
+export function reloadCatalog(services: Services, load: () => Config = () => loadConfig(process.env)): boolean {
+  let next: Config
+  try {
+    next = load()
+  } catch (error) {
+    const message = error instanceof ConfigError ? error.message : `unexpected: ${error instanceof Error ? error.message : String(error)}`
+    logEvent('error', `config reload refused, the running config stays: ${message}`, { error: message })
+    return false
+  }
+  const before = new Set(services.catalog.listModels().map((model) => model.id))
+  services.reloadCatalog(next)
+  const after = new Set(services.catalog.listModels().map((model) => model.id))
+  const coverage = catalogCoverage(services.config)
+  logEvent('info', 'config reloaded: new requests use it', {
+    config: describeConfigSource(services.config),
+    models: coverage.servedPerProvider,
+    models_served: coverage.servedModels,
+    aliases_served: coverage.servedAliases,
+    added: [...after].filter((id) => !before.has(id)),
+    removed: [...before].filter((id) => !after.has(id)),
+  })
+  for (const line of catalogWarnings(services.config)) logEvent(line.level, line.message, line.fields)
+  return true
+}

@@ -1,0 +1,38 @@
+import { Elysia, type Static, type TSchema } from 'elysia'
+import { dispatch } from '../dispatch/dispatcher'
+import type { Route } from '../dispatch/surface'
+import { surfaceRequest, type Surface } from '../dispatch/surface'
+import { envelopeOfPath } from '../errors/render'
+import type { GatewayContext } from '../http/gateway-context'
+import { refuseInvalidBody } from '../http/schema-check'
+import { errorResponses, MODEL_CALL_ERRORS, type DocumentedResponses } from '../http/openapi/responses'
+import type { Services } from '../services'
+
+export interface SurfaceEndpoint<S extends TSchema, R extends Route> {
+  path: string
+  parse: 'json' | 'formdata'
+  schema: S
+  /**
+   * The answer, for the API document: `json` is the JSON answer's schema (loose: native answers
+   * pass through with fields of their own); `other` documents what is not that JSON (server-sent
+   * events, audio, text) and is merged with it. Never validated: the dispatcher answers with a
+   * Response, which Elysia sends as it is.
+   */
+  response: { json?: TSchema; other?: DocumentedResponses }
+  detail: { tags: string[]; summary: string; description?: string }
+  surface: Surface<Static<S>, R>
+}
+
+export function surfaceEndpoint<S extends TSchema, R extends Route>(endpoint: SurfaceEndpoint<S, R>) {
+  return (context: GatewayContext, services: Services) =>
+    new Elysia({ name: `surfaces ${endpoint.path}` })
+      .use(context)
+      .post(endpoint.path, ({ body, caller, requestId, request }) => dispatch(services, endpoint.surface, surfaceRequest(body, caller, requestId, request)), {
+        parse: endpoint.parse,
+        // The gateway's own check runs first: the framework's costs seconds on a large wrongly typed body.
+        ...(endpoint.parse === 'json' ? { transform: ({ body }: { body: unknown }) => refuseInvalidBody(endpoint.schema, body) } : {}),
+        body: endpoint.schema,
+        ...(endpoint.response.json ? { response: { 200: endpoint.response.json } } : {}),
+        detail: { ...endpoint.detail, responses: { ...endpoint.response.other, ...errorResponses(envelopeOfPath(endpoint.path), MODEL_CALL_ERRORS) } },
+      })
+}

@@ -1,0 +1,87 @@
+import { estimateTextTokens } from '../../billing/estimator'
+import type { Usage } from '../../canonical/usage'
+import { estimatedUsage } from '../../dispatch/stream-relay'
+import type { StreamedSoFar, StreamObserver, StreamStep } from '../../dispatch/surface'
+import { errorBody } from '../../errors/render'
+import type { SseEvent } from '../../http/sse'
+import { isRecord } from '../../util/is-record'
+import { parseJsonObject } from '../../util/parse-json-object'
+
+export interface MessagesStreamView {
+  /** The model id the client asked for, shown in message_start whichever route served. */
+  shownModel: string
+  inputTokens: number
+  /** The route's reading of a messages `usage` object. */
+  usageOf: (reported: unknown) => Usage | undefined
+}
+
+/**
+ * A native messages stream, event by event, in the upstream's sequence. The last message_delta
+ * is held back until message_stop: the call is settled from its cumulative usage, and it goes
+ * out carrying `usage.cost`. An `error` event breaks the stream, and so does an end before
+ * message_stop.
+ */
+export function observeMessagesStream(view: MessagesStreamView): StreamObserver<SseEvent> {
+  const reported: Record<string, unknown> = {}
+  let streamedTokens = 0
+  let pendingDelta: Record<string, unknown> | undefined
+
+  const soFar = (): StreamedSoFar => {
+    const provider = view.usageOf(reported)
+    if (provider && typeof reported.output_tokens === 'number' && pendingDelta) return { usage: provider, source: 'provider' }
+    const input = provider ?? estimatedUsage(view.inputTokens, 0)
+    return { usage: { ...input, outputTokens: Math.max(input.outputTokens, streamedTokens) }, source: 'estimate' }
+  }
+  const write = (...events: SseEvent[]): StreamStep => ({ kind: 'write', events })
+
+  return {
+    step(event): StreamStep {
+      const data = parseJsonObject(event.data)
+      if (!data) return write(event)
+      switch (data.type ?? event.event) {
+        case 'error':
+          return { kind: 'fail', cause: data.error }
+        case 'message_start': {
+          const message = isRecord(data.message) ? data.message : {}
+          if (isRecord(message.usage)) Object.assign(reported, message.usage)
+          return write({ event: event.event, data: JSON.stringify({ ...data, message: { ...message, model: view.shownModel } }) })
+        }
+        case 'content_block_delta':
+          streamedTokens += deltaTokens(data.delta)
+          return write(event)
+        case 'message_delta': {
+          // Cumulative: later figures replace earlier ones; absent ones keep message_start's.
+          if (isRecord(data.usage)) for (const [field, value] of Object.entries(data.usage)) if (value !== null && value !== undefined) reported[field] = value
+          const previous = pendingDelta
+          pendingDelta = data
+          return previous ? write({ event: 'message_delta', data: JSON.stringify(previous) }) : write()
+        }
+        case 'message_stop': {
+          const last = pendingDelta
+          return {
+            kind: 'settle',
+            soFar: soFar(),
+            closing: (cost) => [
+              ...(last ? [{ event: 'message_delta', data: JSON.stringify({ ...last, usage: { ...(isRecord(last.usage) ? last.usage : {}), cost } }) }] : []),
+              event,
+            ],
+          }
+        }
+        default:
+          return write(event)
+      }
+    },
+    end: () => ({ kind: 'fail', cause: new Error('the upstream stream ended before message_stop') }),
+    soFar,
+    failure: (error) => [{ event: 'error', data: JSON.stringify(errorBody(error, 'messages')) }],
+  }
+}
+
+/** Tokens of one content_block_delta: text, thinking, tool input or citations. */
+function deltaTokens(delta: unknown): number {
+  if (!isRecord(delta)) return 0
+  return [delta.text, delta.thinking, delta.partial_json].reduce(
+    (total: number, value) => total + (typeof value === 'string' ? estimateTextTokens(value) : 0),
+    0,
+  )
+}

@@ -1,0 +1,123 @@
+import { estimateTextTokens, estimateValueTokens } from '../../billing/estimator'
+import { worstCaseForTokens } from '../../billing/pricing'
+import type { Prompt } from '../../canonical/prompt'
+import { requireModelType, resolveModel } from '../../catalog/resolve-model'
+import { deliverConversation } from '../../dispatch/dispatcher'
+import { maxOutputTokensOf, outputAllowanceOf, requireOutputTokens } from '../../dispatch/output-tokens'
+import { planRoutes, translatedRoute } from '../../dispatch/dispatcher'
+import type { NativeRoute, NonEmpty, Route, TranslatedRoute } from '../../dispatch/surface'
+import { estimatedUsage } from '../../dispatch/stream-relay'
+import type { ConversationEncoding, Surface } from '../../dispatch/surface'
+import { InvalidRequestError, ModelNotSupportedError } from '../../errors/kinds'
+import { usageWithCost } from '../../http/upstream-json'
+import type { ResponsesCapability } from '../../providers/adapter'
+import { isMissingEndpoint, rememberWithoutResponsesApi, responsesApiMode } from './api-memory'
+import { decodeResponsesRequest } from './decode'
+import { encodeResponse } from './encode'
+import { ResponsesStreamEncoder } from './encode-stream'
+import { observeResponsesStream } from './observe-native'
+import type { ResponsesBody } from './schema'
+
+/**
+ * A native route may carry `fallback`, the same route by translation: where the provider has
+ * not said whether it serves the Responses API, a 404 or 405 there switches this call to it.
+ */
+type NativeResponsesRoute = NativeRoute<ResponsesCapability> & { fallback?: TranslatedRoute }
+type ResponsesRoute = NativeResponsesRoute | TranslatedRoute
+
+/** Server-side state lives with the Responses API: a translated route cannot keep it. */
+function statefulUnsupported(field: 'previous_response_id' | 'store'): InvalidRequestError {
+  return new InvalidRequestError(
+    `${field} is not supported for this model: it is served without OpenAI's Responses API. Send the whole conversation and store: false.`,
+    { param: field },
+  )
+}
+
+/** Native where the API has a Responses endpoint and the provider has not refused it (api-memory.ts); otherwise by translation. */
+function responsesRoute(route: Route): ResponsesRoute | undefined {
+  const native = route.adapter.responses
+  const translated = translatedRoute(route)
+  if (!native) return translated
+  const mode = responsesApiMode(route.provider)
+  if (mode === 'translated') return translated
+  return { ...route, mode: 'native', native, ...(mode === 'native-with-fallback' && translated ? { fallback: translated } : {}) }
+}
+
+/**
+ * POST /v1/responses, billed like chat: the worst case (input estimate plus max_output_tokens
+ * or the model's maximum) is held, the routes tried in order, the usage settled. Server-side
+ * state (previous_response_id, store) exists only where the Responses API is served natively.
+ */
+export const responses: Surface<ResponsesBody, ResponsesRoute> = {
+  async plan(services, { caller, body: request }) {
+    const resolved = await resolveModel(services, caller, request.model)
+    if (resolved.kind !== 'model') throw new ModelNotSupportedError(`'${request.model}' is served by /v1/chat/completions only.`, { param: 'model' })
+    requireModelType(resolved, 'chat', '/v1/responses')
+    const { model } = resolved
+    const stateful =
+      request.previous_response_id !== undefined && request.previous_response_id !== null
+        ? 'previous_response_id'
+        : request.store === true
+          ? 'store'
+          : undefined
+    const routes = statefulRoutes(planRoutes(services, resolved, responsesRoute), stateful)
+    const inputTokens =
+      estimateValueTokens(request.input) +
+      (typeof request.instructions === 'string' ? estimateTextTokens(request.instructions) : 0) +
+      estimateValueTokens(request.tools)
+    const requested =
+      request.max_output_tokens === undefined
+        ? undefined
+        : requireOutputTokens(request.max_output_tokens, 'max_output_tokens', maxOutputTokensOf(model), request.model)
+    // Decoded when a route first needs it: native calls never do. Omitted, max_output_tokens is
+    // the model's maximum, and translated APIs are told it, as on chat.
+    let prompt: Prompt | undefined
+    const translatedPrompt = () => (prompt ??= { ...decodeResponsesRequest(request), maxOutputTokens: requested ?? model.maxOutputTokens })
+    // Native routes that switched to their translation during this call.
+    const switched = new Map<ResponsesRoute, TranslatedRoute>()
+    return {
+      modelId: model.id,
+      routes,
+      // One hold for the call, whichever way each route ends up reached.
+      holdAmount: worstCaseForTokens(model.pricing, inputTokens, outputAllowanceOf(model, requested)),
+      async send(route, target) {
+        if (route.mode === 'translated') return route.translate.send(target, translatedPrompt())
+        const response = await route.native.send(target, request)
+        if (!route.fallback || !isMissingEndpoint(response.status)) return response
+        // No Responses API on this server: not a failure of the route, so no failover and no new
+        // hold; this call and every later one reach the same route through chat completions.
+        await response.body?.cancel().catch(() => undefined)
+        rememberWithoutResponsesApi(route.provider)
+        if (stateful) throw statefulUnsupported(stateful)
+        switched.set(route, route.fallback)
+        return route.fallback.translate.send(target, translatedPrompt())
+      },
+      deliver(call, reached) {
+        const answer = { ...reached, route: switched.get(reached.route) ?? reached.route }
+        return deliverConversation(call, answer, responsesEncoding(answer.route, model.id, inputTokens, request.stream === true))
+      },
+    }
+  },
+}
+
+/** Only native routes keep server-side state; a stateful request no native route can serve is refused. */
+function statefulRoutes(routes: NonEmpty<ResponsesRoute>, stateful: 'previous_response_id' | 'store' | undefined): NonEmpty<ResponsesRoute> {
+  if (!stateful) return routes
+  const [first, ...rest] = routes.filter((route) => route.mode === 'native')
+  if (first === undefined) throw statefulUnsupported(stateful)
+  return [first, ...rest]
+}
+
+function responsesEncoding(route: ResponsesRoute, shownModel: string, inputTokens: number, streaming: boolean): ConversationEncoding {
+  const usageOf = route.mode === 'native' ? route.native.usage : () => undefined
+  return {
+    streaming,
+    inputTokens,
+    nativeUsage: (response) => usageOf(response.usage),
+    estimateNative: () => estimatedUsage(inputTokens, 0),
+    presentNative: (response, cost) => ({ ...response, model: shownModel, usage: usageWithCost(response.usage, cost) }),
+    observeNative: () => observeResponsesStream({ shownModel, inputTokens, usageOf }),
+    encodeAnswer: (answer, cost) => encodeResponse(answer, shownModel, cost),
+    encodeStream: () => new ResponsesStreamEncoder(shownModel),
+  }
+}

@@ -1,0 +1,85 @@
+import { MAX_AUDIO_BYTES, transcriptionHoldSeconds } from '../../billing/audio-duration'
+import { estimateTextTokens } from '../../billing/estimator'
+import { chargePerMillion, chargePerMinute } from '../../billing/pricing'
+import { trustedCount, trustedSeconds } from '../../billing/usage-guard'
+import type { ModelEntry } from '../../catalog/catalog-schema'
+import { deliverPriced, mediaRoute, resolveTypedModel, type MediaRoute, type PricedAnswer } from '../../dispatch/priced'
+import { jsonObject, readJsonObject, usageWithCost } from '../../http/upstream-json'
+import { planRoutes } from '../../dispatch/dispatcher'
+import type { Surface } from '../../dispatch/surface'
+import { RequestTooLargeError } from '../../errors/kinds'
+import type { TranscriptionBody } from './schema'
+
+/** Holds assume this much transcript per minute of audio: fast speech, in tokens. */
+const TRANSCRIPT_TOKENS_PER_MINUTE = 300
+
+/**
+ * POST /v1/audio/transcriptions, OpenAI-format routes only: the client's form goes as it came
+ * (the model replaced by the route's). The hold covers the audio's minutes and a fast speaker's
+ * transcript of them; the charge is what the answer reports.
+ */
+export const transcriptionSurface: Surface<TranscriptionBody, MediaRoute> = {
+  async plan(services, { caller, body }) {
+    if (body.file.size > MAX_AUDIO_BYTES) throw new RequestTooLargeError('Audio files are limited to 25 MiB.', { param: 'file' })
+    // The duration read from the file's container (bounded against a lying header), in
+    // whole seconds, rounded up: the provider bills what it decodes, the hold must cover it.
+    const seconds = Math.ceil(await transcriptionHoldSeconds(body.file))
+    const resolved = await resolveTypedModel(services, caller, body.model, 'transcription', '/v1/audio/transcriptions')
+    const { model } = resolved
+    return {
+      modelId: model.id,
+      routes: planRoutes(services, resolved, mediaRoute),
+      holdAmount:
+        chargePerMinute(model.pricing.audioMinute, seconds) + chargePerMillion(model.pricing.output, Math.ceil((seconds / 60) * TRANSCRIPT_TOKENS_PER_MINUTE)),
+      send: (route, target) => route.media.send(target, '/audio/transcriptions', transcriptionForm(body, route.upstreamModel)),
+      deliver: (call, answer) => deliverPriced(call, answer, (response) => priceTranscript(model, response)),
+    }
+  },
+}
+
+/** The client's form as it came, the model replaced by the route's. */
+function transcriptionForm(body: TranscriptionBody, model: string): FormData {
+  const fields: Record<string, unknown> = body
+  const form = new FormData()
+  for (const [name, value] of Object.entries(fields)) {
+    if (name === 'model') continue
+    const items: unknown[] = Array.isArray(value) ? value : [value]
+    for (const item of items) {
+      if (item instanceof File) form.append(name, item, item.name)
+      else if (item !== undefined && item !== null) form.append(name, String(item))
+    }
+  }
+  form.append('model', model)
+  return form
+}
+
+/**
+ * The transcript at the output price (the provider's token count, else the gateway's own) plus
+ * the audio minutes at `audioMinute` when the provider reports a duration (`duration`, or a
+ * `usage` of type `duration` with its `seconds`). JSON answers get `usage.cost`; text, srt and
+ * vtt pass through as text. Reported counts are checked only when priced: one pricing refuses
+ * charges the full hold and marks the usage invalid (BilledCall), it does not fail the call.
+ */
+async function priceTranscript(model: ModelEntry, response: Response): Promise<PricedAnswer> {
+  const contentType = response.headers.get('content-type') ?? 'text/plain; charset=utf-8'
+  if (!contentType.includes('json')) {
+    const text = await response.text()
+    const tokens = estimateTextTokens(text)
+    return {
+      cost: () => chargePerMillion(model.pricing.output, tokens),
+      usage: { output_tokens: tokens, source: 'estimate' },
+      respond: () => new Response(text, { headers: { 'content-type': contentType } }),
+    }
+  }
+  const answer = await readJsonObject(response)
+  const usage = jsonObject(answer.usage)
+  const tokens = usage?.output_tokens ?? estimateTextTokens(typeof answer.text === 'string' ? answer.text : '')
+  const seconds = answer.duration !== undefined ? answer.duration : usage?.type === 'duration' ? usage.seconds : undefined
+  return {
+    cost: () =>
+      chargePerMillion(model.pricing.output, trustedCount(tokens, 'count')) +
+      (seconds === undefined ? 0n : chargePerMinute(model.pricing.audioMinute, trustedSeconds(seconds, 'seconds'))),
+    usage: { output_tokens: tokens, ...(seconds === undefined ? {} : { audio_seconds: seconds }) },
+    respond: (credits: number) => Response.json({ ...answer, usage: usageWithCost(answer.usage, credits) }),
+  }
+}

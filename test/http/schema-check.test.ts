@@ -1,0 +1,55 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { testDatabases, type FreshDatabase } from '../support/databases'
+import { startGateway, type TestGateway } from '../support/gateway'
+
+/**
+ * A body whose value has the wrong type is refused by the gateway's own check, at the first
+ * error and naming it, before the framework's validation (which takes a wrongly typed megabyte
+ * apart value by value, for seconds of CPU). The answer says what the value should have been.
+ */
+for (const kind of testDatabases) {
+  describe(`bodies of the wrong shape (${kind.kind})`, () => {
+    let database: FreshDatabase
+    let gateway: TestGateway
+    beforeAll(async () => {
+      database = await kind.open()
+      gateway = startGateway(database)
+    })
+    afterAll(async () => {
+      gateway.services.close()
+      await database.close()
+    })
+
+    test('a megabyte string where the messages array belongs: 400 naming messages, not one of its characters', async () => {
+      const { key } = await gateway.key()
+      const reply = await gateway.call('POST', '/v1/chat/completions', {
+        headers: { authorization: `Bearer ${key}` },
+        body: { model: 'test/cheap', messages: 'y'.repeat(1_000_000) },
+      })
+      expect(reply.status).toBe(400)
+      expect(reply.json.error).toMatchObject({ type: 'invalid_request_error', param: 'messages', message: "Invalid value for 'messages': Expected array." })
+    })
+
+    test('the same on /v1/messages, in its own envelope', async () => {
+      const { key } = await gateway.key()
+      const reply = await gateway.call('POST', '/v1/messages', {
+        headers: { 'x-api-key': key },
+        body: { model: 'claude-test', max_tokens: 10, messages: 'y'.repeat(1_000_000) },
+      })
+      expect(reply.status).toBe(400)
+      expect(reply.json).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: "Invalid value for 'messages': Expected array." } })
+    })
+
+    test('an admin body: a five-megabyte string where an object belongs is refused naming the field', async () => {
+      const account = await gateway.account(1)
+      const reply = await gateway.admin('POST', '/custom-models', {
+        account_id: account.id,
+        name: 'x',
+        base_model: 'test/cheap',
+        defaults: 'y'.repeat(5_000_000),
+      })
+      expect(reply.status).toBe(400)
+      expect(reply.json.error).toMatchObject({ param: 'defaults', message: "Invalid value for 'defaults': Expected object." })
+    })
+  })
+}
