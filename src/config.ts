@@ -23,6 +23,8 @@ export interface Config {
   redisUrl: string | undefined
   /** How long a hold outlives its process's last heartbeat (docs/billing.md#the-sweep). */
   holdTtlMs: number
+  /** The most one credit lease reserves, in micro-credits (docs/billing.md#credit-lease); undefined: no leases, every call holds exactly. */
+  creditLeaseMicros: bigint | undefined
   /**
    * How many upstream requests `fetch` may run at once (Bun's `BUN_CONFIG_MAX_HTTP_REQUESTS`,
    * 256 by default): each relayed stream holds one for its whole length.
@@ -95,6 +97,7 @@ const EnvSchema = Type.Object({
   TOLLGATE_OIDC_SCOPE: Type.Optional(Type.String({ pattern: '^\\S+$' })),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   TOLLGATE_HOLD_TTL_SECONDS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,5}$' })),
+  TOLLGATE_CREDIT_LEASE: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}(\\.[0-9]{1,6})?$' })),
   TOLLGATE_MAX_UPSTREAM_CONNECTIONS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,4}$' })),
   BUN_CONFIG_MAX_HTTP_REQUESTS: Type.Optional(Type.String()),
   TOLLGATE_LOG_LEVEL: Type.Optional(Type.Union(LOG_LEVELS.map((level) => Type.Literal(level)))),
@@ -136,6 +139,7 @@ export function loadConfig(env: Env = process.env): Config {
       : undefined,
     redisUrl: vars.REDIS_URL,
     holdTtlMs: Number(vars.TOLLGATE_HOLD_TTL_SECONDS ?? 120) * 1000,
+    creditLeaseMicros: creditLease(vars.TOLLGATE_CREDIT_LEASE),
     maxUpstreamConnections,
     logLevel: logLevelOf(vars.TOLLGATE_LOG_LEVEL),
     drainMs: Math.round(Number(vars.TOLLGATE_DRAIN_SECONDS ?? 5) * 1000),
@@ -187,6 +191,13 @@ function otlpHeaders(value: string | undefined, variable: string): Record<string
 }
 
 /** Enough for ten thousand streams relayed at once; more costs file descriptors and little else. */
+/** TOLLGATE_CREDIT_LEASE in micro-credits; unset or 0 turns leases off. */
+function creditLease(value: string | undefined): bigint | undefined {
+  if (value === undefined) return undefined
+  const micros = creditsToMicros(Number(value))
+  return micros === undefined || micros === 0n ? undefined : micros
+}
+
 const DEFAULT_UPSTREAM_CONNECTIONS = 10_000
 
 /**

@@ -4,6 +4,7 @@ import { PayerDirectory } from './auth/payer-directory'
 import { MemoryHitCounter, RateLimiter, RedisHitCounter } from './auth/rate-limit'
 import { UserStore } from './auth/users'
 import { UserTokenVerifier, type UserTokenOptions } from './auth/user-tokens'
+import { CreditLeases } from './billing/credit-lease'
 import { HoldBook } from './billing/hold-book'
 import { HoldSweeper } from './billing/sweeper'
 import { Catalog } from './catalog/catalog'
@@ -55,7 +56,9 @@ export function createServices(options: ServiceOptions): Services {
   const users = new UserStore(db)
   // Names this process on its holds, so a sweep can tell live holds from a crashed process's.
   const instanceId = newId('inst')
-  const holds = new HoldBook(options.database, { instanceId, ttlMs: options.config.holdTtlMs, now })
+  const leaseMicros = options.config.creditLeaseMicros
+  const leases = leaseMicros ? new CreditLeases(options.database, { instanceId, ttlMs: options.config.holdTtlMs, now, maxLease: leaseMicros }) : undefined
+  const holds = new HoldBook(options.database, { instanceId, ttlMs: options.config.holdTtlMs, now, leases })
   const sweeper = new HoldSweeper(options.database, {
     ttlMs: options.config.holdTtlMs,
     intervalMs: Math.min(15_000, options.config.holdTtlMs / 4),

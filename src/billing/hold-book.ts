@@ -1,11 +1,13 @@
 import type { Database, DatabaseHandle } from '../db/client'
 import { describeDatabaseError, isTransientDatabaseError } from '../db/errors'
-import { InvalidRequestError } from '../errors/kinds'
+import { InsufficientBalanceError, InvalidRequestError } from '../errors/kinds'
 import { logEvent } from '../observability/log'
 import { timedBatch } from '../observability/metrics'
 import { newId } from '../util/ids'
 import { retryingDeadlocks } from '../db/rows'
 import { Batcher } from './batcher'
+import type { CreditLeases } from './credit-lease'
+import { chargeLeasesAtomically } from './lease-statements'
 import { MAX_HOLD_MICROS } from './money'
 import { closeHoldsAtomically, recordLapsedChargesAtomically, takeHoldsAtomically } from './hold-statements'
 import { monthKey } from './hold-rows'
@@ -41,6 +43,8 @@ export interface ClosedHold {
   charged: bigint
   /** Cost beyond the hold, recorded and not taken. */
   uncollected: bigint
+  /** The hold had expired before its closing landed: nothing was taken, the cost is recorded uncollected. */
+  lapsed?: boolean
 }
 
 export interface HoldBookOptions {
@@ -53,6 +57,8 @@ export interface HoldBookOptions {
   closingAnswerMs?: number
   /** Backoff between attempts of a closing that failed (default 250 ms doubling to 30 s). */
   retryDelayMs?: (attempt: number) => number
+  /** When set, calls on wallets without a quota draw their holds from credit leases (credit-lease.ts). */
+  leases?: CreditLeases
 }
 
 /** A closing that keeps failing on its own data (not an outage) is given up after this many attempts: the sweep expires its hold. */
@@ -78,6 +84,8 @@ const defaultRetryDelay = (attempt: number) => Math.min(30_000, 250 * 2 ** (atte
 export class HoldBook {
   private readonly takes: Batcher<HoldRequest, Hold>
   private readonly closings: Batcher<Closing, ClosedHold>
+  /** Charges of holds drawn from leases: a batcher of their own, so a failure of one kind never rewrites the other. */
+  private readonly leaseCharges: Batcher<Closing, ClosedHold>
   /** Hold id -> renew until (ms): open calls forever, pending closings for a while. */
   private readonly renewing = new Map<string, number>()
   /** Closings not yet landed in the database. */
@@ -92,6 +100,7 @@ export class HoldBook {
     this.db = database.db
     this.takes = new Batcher((requests) => timedBatch('hold', requests.length, () => this.takeBatch(requests)))
     this.closings = new Batcher((items) => timedBatch('settle', items.length, () => this.closeBatch(items)))
+    this.leaseCharges = new Batcher((items) => timedBatch('settle', items.length, () => this.chargeLeaseBatch(items)))
   }
 
   /** Reserves the worst case, or fails with 402 insufficient_balance / 403 api_key_quota_exceeded. */
@@ -101,7 +110,17 @@ export class HoldBook {
         `The worst case of this request exceeds the largest amount the gateway reserves for one call (${MAX_HOLD_MICROS / 1_000_000n} credits).`,
       )
     }
-    const hold = await this.takes.submit(request)
+    const leases = this.options.leases
+    const drawn = await leases?.draw(request)
+    if (drawn) return drawn
+    let hold: Hold
+    try {
+      hold = await this.takes.submit(request)
+    } catch (error) {
+      // Credit this process's own leases keep must not refuse a call a lease-less gateway would take.
+      if (!(error instanceof InsufficientBalanceError && (await leases?.returnUnused(request.payer.walletId)))) throw error
+      hold = await this.takes.submit(request)
+    }
     this.renewing.set(hold.id, Number.POSITIVE_INFINITY)
     return hold
   }
@@ -119,10 +138,10 @@ export class HoldBook {
     return this.close({ hold, cost: 0n, usage: null, model: hold.model, provider: hold.provider })
   }
 
-  /** The holds the heartbeat extends: open calls, and pending closings within their renewal window. */
+  /** The holds the heartbeat extends: open calls, pending closings within their renewal window, and credit leases. */
   liveHoldIds(): string[] {
     const now = this.options.now()
-    const ids: string[] = []
+    const ids: string[] = this.options.leases?.liveLeaseIds() ?? []
     for (const [id, until] of this.renewing) {
       if (until >= now) ids.push(id)
       else this.renewing.delete(id)
@@ -132,7 +151,7 @@ export class HoldBook {
 
   /** Holds taken by this process whose call has not begun closing (settle or release): the calls open now. */
   openHoldCount(): number {
-    let open = 0
+    let open = this.options.leases?.openDrawCount() ?? 0
     for (const until of this.renewing.values()) if (until === Number.POSITIVE_INFINITY) open++
     return open
   }
@@ -142,23 +161,40 @@ export class HoldBook {
     return this.pending.size
   }
 
-  /** Waits (at most `timeoutMs`) for every closing still being retried: a stopping process lets them land. */
+  /**
+   * Waits (at most `timeoutMs`) for every closing still being retried, then gives back the
+   * credit leases: a stopping process lets them land.
+   */
   async drain(timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs
     while (this.pending.size > 0 && Date.now() < deadline) {
       await Promise.race([Promise.allSettled([...this.pending]), Bun.sleep(Math.max(0, deadline - Date.now()))])
     }
+    await this.options.leases?.stop(Math.max(0, deadline - Date.now()))
     return this.pending.size === 0
   }
 
   private async close(requested: Closing): Promise<ClosedHold> {
     const closing = { ...requested, cost: boundedCost(requested) }
     const { id } = closing.hold
-    this.renewing.set(id, this.options.now() + PENDING_RENEWAL_MS)
-    const landing = this.land(closing).finally(() => {
-      this.renewing.delete(id)
-      this.pending.delete(landing)
-    })
+    const leases = this.options.leases
+    const leased = leases?.leaseOf(closing.hold) !== undefined
+    // A drawn hold that is released never reached the database: it goes back to its lease.
+    if (leased && closing.cost === 0n && closing.usage === null) {
+      leases?.finished(closing.hold, 0n, true)
+      return { charged: 0n, uncollected: 0n }
+    }
+    // A drawn hold has no row of its own to renew: its lease is renewed while it has draws.
+    if (!leased) this.renewing.set(id, this.options.now() + PENDING_RENEWAL_MS)
+    const landing = this.land(closing, leased ? this.leaseCharges : this.closings)
+      .then((closed) => {
+        if (leased) leases?.finished(closing.hold, closed?.charged ?? 0n, closed !== undefined && !closed.lapsed)
+        return closed
+      })
+      .finally(() => {
+        this.renewing.delete(id)
+        this.pending.delete(landing)
+      })
     this.pending.add(landing)
     let timer: ReturnType<typeof setTimeout> | undefined
     const answerBy = new Promise<undefined>((resolve) => {
@@ -170,12 +206,12 @@ export class HoldBook {
   }
 
   /** Writes a closing, retrying with backoff until it lands; undefined when it was given up. */
-  private async land(closing: Closing): Promise<ClosedHold | undefined> {
+  private async land(closing: Closing, batcher: Batcher<Closing, ClosedHold>): Promise<ClosedHold | undefined> {
     const delay = this.options.retryDelayMs ?? defaultRetryDelay
     let failures = 0
     for (let attempt = 1; ; attempt++) {
       try {
-        const closed = await this.closings.submit(closing)
+        const closed = await batcher.submit(closing)
         if (attempt > 1) logEvent('info', 'hold closing landed after retries', { hold_id: closing.hold.id, attempts: attempt })
         return closed
       } catch (error) {
@@ -265,7 +301,32 @@ export class HoldBook {
         logEvent('warn', 'could not record the uncollected cost of expired holds', { holds: lapsed.length, error: describeDatabaseError(error) }),
       )
     }
-    return items.map((item): ClosedHold => (closedIds.has(item.hold.id) ? closedLocally(item) : { charged: 0n, uncollected: item.cost }))
+    return items.map((item): ClosedHold => (closedIds.has(item.hold.id) ? closedLocally(item) : { charged: 0n, uncollected: item.cost, lapsed: true }))
+  }
+
+  /** Charges calls drawn from leases; a charge whose lease had expired is recorded uncollected, as for an expired hold. */
+  private async chargeLeaseBatch(items: Closing[]): Promise<(ClosedHold | Error)[]> {
+    const now = new Date(this.options.now())
+    const leaseOf = (item: Closing) => this.options.leases?.leaseOf(item.hold) ?? ''
+    const charges = items.map((item) => ({
+      leaseId: leaseOf(item),
+      payer: item.hold.payer,
+      requestId: item.hold.requestId,
+      cost: item.cost,
+      charged: closedLocally(item).charged,
+      usage: item.usage,
+      model: item.model,
+      provider: item.provider,
+    }))
+    const charged = await retryingDeadlocks(() => chargeLeasesAtomically(this.database, charges, now, monthKey(now)))
+    const lapsed = items.filter((item) => !charged.has(leaseOf(item)))
+    if (lapsed.length > 0) {
+      const asHolds = lapsed.map((item) => ({ ...item, hold: { ...item.hold, id: leaseOf(item) } }))
+      await recordLapsedChargesAtomically(this.database, asHolds, now).catch((error: unknown) =>
+        logEvent('warn', 'could not record the uncollected cost of expired credit leases', { calls: lapsed.length, error: describeDatabaseError(error) }),
+      )
+    }
+    return items.map((item): ClosedHold => (charged.has(leaseOf(item)) ? closedLocally(item) : { charged: 0n, uncollected: item.cost, lapsed: true }))
   }
 }
 

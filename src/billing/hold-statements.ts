@@ -145,7 +145,7 @@ function closeStatement(input: string, now: Date, month: string): SQL {
       select 'charge', charged, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, id, model, provider, usage, cost - charged, ${timeParam(now)}
       from closed where billed
       union all
-      select 'release', amount - charged, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, id, model, provider, null, 0, ${timeParam(now)}
+      select 'release', amount - charged, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, id, nullif(model, ''), nullif(provider, ''), null, 0, ${timeParam(now)}
       from closed where amount > charged
     )
     select id from closed`

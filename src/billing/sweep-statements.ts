@@ -39,7 +39,8 @@ export async function expireHoldsPage(
     ),
     entries as (
       insert into ledger_entries (kind, amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, hold_id, model, route, created_at)
-      select 'expire', amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, id, model, route, ${now}::timestamptz
+      -- A credit lease's hold names no model or provider (lease-statements.ts).
+      select 'expire', amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, id, nullif(model, ''), nullif(route, ''), ${now}::timestamptz
       from expired
     )
     select count(*)::int as expired from expired`)

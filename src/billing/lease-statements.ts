@@ -1,0 +1,159 @@
+import { sql } from 'drizzle-orm'
+import type { DatabaseHandle } from '../db/client'
+import type { Payer } from './payer'
+import { rollupHour, upsertRollup } from './usage-rollup'
+
+/**
+ * The statements of the credit lease (docs/billing.md#credit-lease): a lease is one hold on a
+ * wallet, taken by one instance, from which that instance draws its calls' holds in memory.
+ * Each statement is atomic on its own and guards money as the hold statements do.
+ */
+
+const bigintParam = (value: bigint) => sql`${value.toString()}::bigint`
+const timeParam = (value: Date) => sql`${value.toISOString()}::timestamptz`
+
+export interface LeaseRequest {
+  id: string
+  /** The wallet's payer; a lease carries no key (every key of the wallet draws from it). */
+  payer: Payer
+  /** At most this much is leased... */
+  wanted: bigint
+  /** ...and never less than this (the call that asked for the lease), else nothing is. */
+  minimum: bigint
+  /** A lease takes at most this fraction (1/share) of what the wallet has available. */
+  share: bigint
+  instanceId: string
+  month: string
+  now: Date
+  expiresAt: Date
+}
+
+/**
+ * Takes a lease: the wallet's `held` grows by the grant, which is `wanted` capped at
+ * 1/share of the wallet's available credit, but only when that still covers `minimum`; the hold
+ * row and its `hold` ledger entry are written in the same statement. Returns the grant, or
+ * 0n when the wallet is too low to lease (the caller then holds exactly).
+ */
+export async function takeLeaseAtomically(database: Pick<DatabaseHandle, 'rows'>, lease: LeaseRequest): Promise<bigint> {
+  const { payer } = lease
+  const [row] = await database.rows<{ granted: string }>(sql`
+    with offer as (
+      select id, least(${bigintParam(lease.wanted)}, (balance - held) / ${bigintParam(lease.share)}) as granted
+      from wallets where id = ${payer.walletId} for update
+    ),
+    wallet as (
+      update wallets w set held = w.held + offer.granted from offer
+      where w.id = offer.id and offer.granted >= ${bigintParam(lease.minimum)}
+      returning offer.granted
+    ),
+    new_hold as (
+      insert into holds (id, request_id, wallet_id, payer_type, account_id, key_id, user_id, user_sub, env, amount, model, route, instance_id, month, created_at, expires_at)
+      select ${lease.id}, ${lease.id}, ${payer.walletId}, ${payer.type}, ${payer.accountId}, null, ${payer.type === 'user_allotment' ? payer.ownerId : null},
+        ${payer.userSub}, null, granted, '', '', ${lease.instanceId}, ${lease.month}, ${timeParam(lease.now)}, ${timeParam(lease.expiresAt)}
+      from wallet
+    ),
+    entry as (
+      insert into ledger_entries (kind, amount, wallet_id, payer_type, account_id, user_sub, request_id, hold_id, created_at)
+      select 'hold', granted, ${payer.walletId}, ${payer.type}, ${payer.accountId}, ${payer.userSub}, ${lease.id}, ${lease.id}, ${timeParam(lease.now)}
+      from wallet
+    )
+    select granted::text from wallet`)
+  return row ? BigInt(row.granted) : 0n
+}
+
+/** One call drawn from a lease, settled. */
+export interface LeasedCharge {
+  leaseId: string
+  payer: Payer
+  requestId: string
+  /** What the call cost; `charged` is that capped at the call's draw. */
+  cost: bigint
+  charged: bigint
+  usage: Record<string, unknown> | null
+  model: string
+  provider: string
+}
+
+/**
+ * Charges calls drawn from leases: each lease's amount, its wallet's balance and `held` go down
+ * by the sum charged (so the wallet's available credit does not move: the lease had it held),
+ * the keys' month totals and the usage rollup follow, and each call gets its `charge` entry,
+ * naming the lease as its hold. A lease that is gone (expired by a sweep after its instance
+ * stalled past the hold TTL) is left out and moves no money. Returns the leases charged.
+ */
+export async function chargeLeasesAtomically(database: Pick<DatabaseHandle, 'rows'>, items: LeasedCharge[], now: Date, month: string): Promise<Set<string>> {
+  const input = JSON.stringify(
+    items.map((item) => ({
+      lease_id: item.leaseId,
+      wallet_id: item.payer.walletId,
+      payer_type: item.payer.type,
+      account_id: item.payer.accountId,
+      key_id: item.payer.keyId,
+      user_sub: item.payer.userSub,
+      env: item.payer.env,
+      request_id: item.requestId,
+      cost: item.cost.toString(),
+      charged: item.charged.toString(),
+      usage: item.usage,
+      model: item.model,
+      provider: item.provider,
+    })),
+  )
+  const rows = await database.rows<{ id: string }>(sql`
+    with input as (
+      select * from jsonb_to_recordset(${input}::text::jsonb) as i(lease_id text, wallet_id text, payer_type text, account_id text, key_id text,
+        user_sub text, env text, request_id text, cost bigint, charged bigint, usage jsonb, model text, provider text)
+    ),
+    lease_totals as (select lease_id, sum(charged) as charged from input group by lease_id),
+    leases as (
+      update holds h set amount = h.amount - t.charged from lease_totals t
+      where h.id = t.lease_id and h.amount >= t.charged
+      returning h.id, h.wallet_id
+    ),
+    charged as (select i.* from input i join leases l on l.id = i.lease_id),
+    wallet_totals as (select wallet_id, sum(charged) as charged from charged group by wallet_id),
+    wallets_updated as (
+      update wallets w set held = w.held - t.charged, balance = w.balance - t.charged from wallet_totals t where w.id = t.wallet_id
+      returning w.id
+    ),
+    -- The lock order of every billing statement: holds, wallets, key months, rollups.
+    wallets_done as (select count(*) as n from wallets_updated),
+    spend as (
+      insert into key_spend (key_id, month, held, charged)
+      select key_id, ${month}, 0, sum(charged) from charged, wallets_done where key_id is not null group by key_id
+      on conflict (key_id, month) do update set charged = key_spend.charged + excluded.charged
+      returning key_id
+    ),
+    spend_done as (select count(*) as n from spend),
+    rollup as (${upsertRollup({ source: 'charged', after: 'spend_done', hour: rollupHour(now), charged: 'charged', uncollected: 'cost - charged' })}
+    ),
+    entries as (
+      insert into ledger_entries (kind, amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, hold_id, model, route, usage, uncollected, created_at)
+      select 'charge', charged, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, lease_id, model, provider, usage, cost - charged, ${timeParam(now)}
+      from charged
+    )
+    select id from leases`)
+  return new Set(rows.map((row) => row.id))
+}
+
+/**
+ * Gives back part of a lease (`amount`), or all that is left of it (`amount` null: the hold row
+ * goes): the wallet's `held` goes down by as much and a `release` entry records it. Returns what
+ * was given back; 0n when the lease is gone (a sweep expired it and gave its amount back).
+ */
+export async function releaseLeaseAtomically(database: Pick<DatabaseHandle, 'rows'>, leaseId: string, amount: bigint | null, now: Date): Promise<bigint> {
+  const lease =
+    amount === null
+      ? sql`delete from holds where id = ${leaseId} returning id, wallet_id, payer_type, account_id, user_sub, request_id, amount as released`
+      : sql`update holds set amount = amount - ${bigintParam(amount)} where id = ${leaseId} and amount >= ${bigintParam(amount)}
+          returning id, wallet_id, payer_type, account_id, user_sub, request_id, ${bigintParam(amount)} as released`
+  const [row] = await database.rows<{ released: string }>(sql`
+    with lease as (${lease}),
+    wallet as (update wallets w set held = w.held - lease.released from lease where w.id = lease.wallet_id returning w.id),
+    entry as (
+      insert into ledger_entries (kind, amount, wallet_id, payer_type, account_id, user_sub, request_id, hold_id, created_at)
+      select 'release', released, wallet_id, payer_type, account_id, user_sub, request_id, id, ${timeParam(now)} from lease where released > 0
+    )
+    select released::text from lease`)
+  return row ? BigInt(row.released) : 0n
+}
