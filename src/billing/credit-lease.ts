@@ -111,6 +111,8 @@ export class CreditLeases {
    * anything went back, so a call refused for want of credit is worth trying again.
    */
   async returnUnused(walletId: string): Promise<boolean> {
+    // A lease being taken right now would hold credit this call may need: it is counted too.
+    await this.taking.get(walletId)
     let returned = false
     for (const lease of [...this.open.values()]) {
       if (lease.walletId !== walletId) continue

@@ -84,7 +84,7 @@ for (const kind of testDatabases) {
       const hold = await holdFor('test/cheap')
       expect(await expireHoldsPage(suite.database, { now: new Date(), everyOpenHold: true, pageSize: 100 })).toBeGreaterThanOrEqual(1)
       const closed = await suite.harness.services.holds.settle(hold, 777n, { input_tokens: 3, output_tokens: 2 })
-      expect(closed).toEqual({ charged: 0n, uncollected: 777n })
+      expect(closed).toEqual({ charged: 0n, uncollected: 777n, lapsed: true })
       const [rollup] = await queryRows<{ requests: string; output_tokens: string; cost: string; uncollected: string }>(
         suite.database.db,
         sql`select requests::text, output_tokens::text, cost::text, uncollected::text from usage_rollups where key_id = ${hold.payer.keyId}`,

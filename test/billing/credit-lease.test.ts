@@ -1,0 +1,288 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { sql } from 'drizzle-orm'
+import { testDatabases, type FreshDatabase } from '../support/databases'
+import { ADMIN_TOKEN, bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
+import { expectBooksBalance } from '../support/ledger-checks'
+import { mockCatalogEnv } from '../support/mock-catalog'
+import { startGatewayProcess, type GatewayProcess } from '../support/process'
+import { MockUpstream } from '../upstream/mock-upstream'
+
+// test/cheap is priced 1 credit per million input and 2 per million output tokens.
+const chat = (maxTokens: number) => ({ model: 'test/cheap', messages: [{ role: 'user', content: 'Say hi.' }], max_tokens: maxTokens })
+
+interface Entry {
+  kind: string
+  amount: number
+  hold_id: string | null
+  request_id: string | null
+  uncollected: number
+}
+
+/** The account's ledger as stored (the admin API does not show which hold an entry closes), amounts in credits. */
+async function ledgerOf(database: FreshDatabase, accountId: string): Promise<Entry[]> {
+  const stored = await rows(
+    database,
+    sql`select kind, amount::text as amount, hold_id, request_id, uncollected::text as uncollected from ledger_entries where account_id = ${accountId} order by id`,
+  )
+  return stored.map((row) => ({
+    kind: String(row.kind),
+    amount: Number(row.amount) / 1e6,
+    hold_id: row.hold_id === null ? null : String(row.hold_id),
+    request_id: row.request_id === null ? null : String(row.request_id),
+    uncollected: Number(row.uncollected ?? 0) / 1e6,
+  }))
+}
+
+async function rows(database: FreshDatabase, query: ReturnType<typeof sql>): Promise<Record<string, unknown>[]> {
+  const result = await database.db.execute(query)
+  return (Array.isArray(result) ? result : (result as unknown as { rows: Record<string, unknown>[] }).rows) as Record<string, unknown>[]
+}
+
+for (const kind of testDatabases) {
+  describe(`credit lease (${kind.kind})`, () => {
+    const upstream = new MockUpstream()
+    let database: FreshDatabase
+    let harness: TestGateway
+
+    beforeAll(async () => {
+      upstream.start()
+      database = await kind.open()
+      harness = startGateway(database, { config: testConfig({ ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl), TOLLGATE_CREDIT_LEASE: '1' }) })
+    })
+    afterAll(async () => {
+      harness.services.close()
+      upstream.stop()
+      await database.close()
+    })
+
+    const call = (key: string, maxTokens = 100) => harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: chat(maxTokens) })
+
+    test('calls on a wallet draw from one lease: one hold entry, a charge per call naming it, the rest released when the lease is given back', async () => {
+      upstream.always({ usage: { prompt_tokens: 10, completion_tokens: 20 } })
+      const { id: accountId } = await harness.account(100)
+      const { key, id: keyId } = await harness.key({ account_id: accountId })
+      const replies = await Promise.all(Array.from({ length: 30 }, () => call(key)))
+      expect(replies.map((reply) => reply.status)).toEqual(Array(30).fill(200))
+      // Each answer carries the cost its charge took: (10 * 1 + 20 * 2) / 1e6.
+      for (const reply of replies) expect(reply.json.usage.cost).toBe(50 / 1e6)
+
+      // While the lease is open the wallet holds it; calls added nothing of their own.
+      let wallet = (await harness.admin('GET', `/accounts/${accountId}`)).json.wallet
+      expect(wallet.balance).toBeCloseTo(100 - (30 * 50) / 1e6, 9)
+      expect(wallet.held).toBeCloseTo(1 - (30 * 50) / 1e6, 9)
+      let ledger = await ledgerOf(database, accountId)
+      const holds = ledger.filter((entry) => entry.kind === 'hold')
+      expect(holds).toHaveLength(1)
+      expect(holds[0]).toMatchObject({ amount: 1, hold_id: expect.stringMatching(/^lease_/) })
+      const charges = ledger.filter((entry) => entry.kind === 'charge')
+      expect(charges).toHaveLength(30)
+      expect(new Set(charges.map((entry) => entry.hold_id))).toEqual(new Set([holds[0]?.hold_id ?? '']))
+      expect(new Set(charges.map((entry) => entry.request_id)).size).toBe(30)
+      // The key's month and the usage summary see every call.
+      const usage = (await harness.admin('GET', `/usage?group_by=month&key_id=${keyId}`)).json.data
+      expect(usage).toMatchObject([{ requests: 30, input_tokens: 300, output_tokens: 600 }])
+      expect((await harness.call('GET', '/v1/wallet', { headers: bearer(key) })).json.key.month_spent).toBeCloseTo((30 * 50) / 1e6, 9)
+
+      await harness.services.holds.drain(5000)
+      wallet = (await harness.admin('GET', `/accounts/${accountId}`)).json.wallet
+      expect(wallet).toEqual({ balance: 100 - (30 * 50) / 1e6, held: 0, available: 100 - (30 * 50) / 1e6 })
+      ledger = await ledgerOf(database, accountId)
+      expect(ledger.filter((entry) => entry.kind === 'release')).toMatchObject([{ amount: 1 - (30 * 50) / 1e6, hold_id: holds[0]?.hold_id ?? '' }])
+      await expectBooksBalance(database.db)
+    })
+
+    test('a failed call goes back to the lease unbilled; a cost beyond the draw is recorded uncollected', async () => {
+      const fresh = startGateway(database, { config: testConfig({ ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl), TOLLGATE_CREDIT_LEASE: '1' }) })
+      try {
+        const { key, accountId } = await fresh.key()
+        upstream.always({ kind: 'error', status: 500 })
+        expect((await fresh.call('POST', '/v1/chat/completions', { headers: bearer(key), body: chat(100) })).status).toBe(502)
+        // max_tokens 10 holds 20 output micro-credits and the input estimate; the answer reports about three times the hold.
+        upstream.always({ usage: { prompt_tokens: 10, completion_tokens: 40 } })
+        const over = await fresh.call('POST', '/v1/chat/completions', { headers: bearer(key), body: chat(10) })
+        expect(over.status).toBe(200)
+        await fresh.services.holds.drain(5000)
+        const ledger = await ledgerOf(database, accountId)
+        const charges = ledger.filter((entry) => entry.kind === 'charge')
+        expect(charges).toHaveLength(1)
+        expect(charges[0]?.uncollected).toBeGreaterThan(0)
+        expect(charges[0]?.amount).toBe(over.json.usage.cost)
+        const wallet = (await fresh.admin('GET', `/accounts/${accountId}`)).json.wallet
+        expect(wallet).toEqual({ balance: 100 - over.json.usage.cost, held: 0, available: 100 - over.json.usage.cost })
+        await expectBooksBalance(database.db)
+      } finally {
+        fresh.services.close()
+      }
+    })
+
+    test('a low wallet is held exactly: leases shrink to nothing, and no call is refused that exact holds would take', async () => {
+      // max_tokens 1000 holds about 0.002 credits; a lease takes at most 1/8 of what is available.
+      upstream.always({ delayMs: 30, usage: { prompt_tokens: 10_000, completion_tokens: 1000 } })
+      const { id: accountId } = await harness.account(0.04)
+      const { key } = await harness.key({ account_id: accountId })
+      const statuses = (await Promise.all(Array.from({ length: 100 }, () => call(key, 1000)))).map((reply) => reply.status)
+      expect(statuses.filter((status) => status !== 200 && status !== 402)).toEqual([])
+      const ledger = await ledgerOf(database, accountId)
+      const exact = ledger.filter((entry) => entry.kind === 'hold' && entry.hold_id?.startsWith('hold_'))
+      expect(exact.length).toBeGreaterThan(0)
+      // Every call costs more than its hold, so each success took one whole hold: as many succeed as the wallet affords.
+      const holdAmount = exact[0]?.amount ?? 1
+      expect(statuses.filter((status) => status === 200)).toHaveLength(Math.floor(0.04 / holdAmount + 1e-9))
+      await harness.services.holds.drain(5000)
+      const wallet = (await harness.admin('GET', `/accounts/${accountId}`)).json.wallet
+      expect(wallet.held).toBe(0)
+      expect(wallet.balance).toBeGreaterThanOrEqual(0)
+      await expectBooksBalance(database.db)
+    }, 30_000)
+
+    test('a key with a monthly quota holds exactly: its open holds count against the month', async () => {
+      const fresh = startGateway(database, { config: testConfig({ ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl), TOLLGATE_CREDIT_LEASE: '1' }) })
+      try {
+        upstream.always({ usage: { prompt_tokens: 10, completion_tokens: 20 } })
+        const { key, accountId } = await fresh.key({ monthly_quota: 1 })
+        expect((await fresh.call('POST', '/v1/chat/completions', { headers: bearer(key), body: chat(100) })).status).toBe(200)
+        const holds = (await ledgerOf(database, accountId)).filter((entry) => entry.kind === 'hold')
+        expect(holds.map((entry) => entry.hold_id?.slice(0, 5))).toEqual(['hold_'])
+      } finally {
+        fresh.services.close()
+      }
+    })
+
+    if (kind.kind === 'postgres') {
+      test('two processes leasing one small wallet never take it below zero', async () => {
+        upstream.always({ delayMs: 30, usage: { prompt_tokens: 10_000, completion_tokens: 1000 } })
+        const env = {
+          ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl),
+          DATABASE_URL: database.url ?? '',
+          TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN,
+          TOLLGATE_CREDIT_LEASE: '1',
+          TOLLGATE_WORKERS: '1',
+        }
+        const processes: GatewayProcess[] = await Promise.all([startGatewayProcess(env), startGatewayProcess(env)])
+        try {
+          const { key } = await harness.key({ account_id: (await harness.account(0.04)).id })
+          const statuses = await Promise.all(
+            Array.from({ length: 200 }, (_, index) =>
+              fetch(`${processes[index % 2]?.url}v1/chat/completions`, {
+                method: 'POST',
+                headers: { ...bearer(key), 'content-type': 'application/json' },
+                body: JSON.stringify(chat(1000)),
+              }).then(async (response) => {
+                await response.text()
+                return response.status
+              }),
+            ),
+          )
+          expect(statuses.filter((status) => status !== 200 && status !== 402)).toEqual([])
+          expect(statuses.filter((status) => status === 200).length).toBeGreaterThan(0)
+          // While both still hold leases: no wallet below what it holds, every balance on the ledger.
+          await expectBooksBalance(database.db, { openHolds: true })
+        } finally {
+          await Promise.all(processes.map((gateway) => gateway.stop()))
+        }
+        await expectBooksBalance(database.db)
+      }, 60_000)
+    }
+  })
+}
+
+/**
+ * What a crash costs with leases (README, "Credit lease"): every call answered was charged before
+ * its answer; the call in flight is not; the lease's unused rest comes back to the wallet.
+ */
+describe('credit lease after SIGKILL', () => {
+  const upstream = new MockUpstream()
+  beforeAll(() => upstream.start())
+  afterAll(() => upstream.stop())
+
+  async function scenario(first: GatewayProcess, restart: () => Promise<GatewayProcess>) {
+    const admin = (gateway: GatewayProcess, path: string, payload?: unknown) =>
+      fetch(`${gateway.url}admin/v1${path}`, {
+        method: payload ? 'POST' : 'GET',
+        headers: bearer(ADMIN_TOKEN),
+        body: payload ? JSON.stringify(payload) : undefined,
+      }).then((response) => response.json() as Promise<any>)
+    const account = await admin(first, '/accounts', { name: 'lease crash' })
+    await admin(first, `/accounts/${account.id}/credits`, { amount: 10 })
+    const { key } = await admin(first, '/keys', { account_id: account.id, env: 'prod' })
+    const send = (gateway: GatewayProcess) =>
+      fetch(`${gateway.url}v1/chat/completions`, {
+        method: 'POST',
+        headers: { ...bearer(key), 'content-type': 'application/json' },
+        body: JSON.stringify(chat(100)),
+      })
+    upstream.always({ usage: { prompt_tokens: 10, completion_tokens: 20 } })
+    let answered = 0
+    for (let i = 0; i < 20; i++) {
+      const reply = await send(first)
+      expect(reply.status).toBe(200)
+      expect(((await reply.json()) as any).usage.cost).toBe(50 / 1e6)
+      answered++
+    }
+    // One more call is in flight when the process dies.
+    upstream.always({ kind: 'hang' })
+    const inFlight = send(first).catch(() => undefined)
+    for (let i = 0; i < 100 && upstream.received.length <= answered; i++) await Bun.sleep(20)
+    await first.stop('SIGKILL')
+    await inFlight
+    upstream.reset()
+
+    const second = await restart()
+    try {
+      let wallet = (await admin(second, `/accounts/${account.id}`)).wallet
+      for (let i = 0; i < 100 && wallet.held !== 0; i++) {
+        await Bun.sleep(50)
+        wallet = (await admin(second, `/accounts/${account.id}`)).wallet
+      }
+      // Every answered call paid; the call in flight did not; the lease's rest came back.
+      expect(wallet).toEqual({ balance: 10 - (answered * 50) / 1e6, held: 0, available: 10 - (answered * 50) / 1e6 })
+      const ledger = (await admin(second, `/ledger?account_id=${account.id}&limit=100`)).data as Entry[]
+      expect(ledger.filter((entry) => entry.kind === 'charge')).toHaveLength(answered)
+      expect(ledger.filter((entry) => entry.kind === 'expire')).toMatchObject([{ amount: 1 - (answered * 50) / 1e6 }])
+    } finally {
+      await second.stop()
+    }
+  }
+
+  test('embedded database: the restart gives the lease back', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-lease-crash-'))
+    try {
+      const env = {
+        ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl),
+        TOLLGATE_DATA_DIR: dataDir,
+        TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN,
+        TOLLGATE_CREDIT_LEASE: '1',
+      }
+      await scenario(await startGatewayProcess(env), () => startGatewayProcess(env))
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  }, 60_000)
+
+  const postgres = testDatabases.find((candidate) => candidate.kind === 'postgres')
+  test.skipIf(!postgres)(
+    'shared Postgres: another process expires the lease once its owner stops renewing it',
+    async () => {
+      const database = await (postgres as NonNullable<typeof postgres>).open()
+      try {
+        const env = {
+          ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl),
+          DATABASE_URL: database.url ?? '',
+          TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN,
+          TOLLGATE_HOLD_TTL_SECONDS: '1',
+          TOLLGATE_CREDIT_LEASE: '1',
+          TOLLGATE_WORKERS: '1',
+        }
+        const survivor = await startGatewayProcess(env)
+        await scenario(await startGatewayProcess(env), async () => survivor)
+        await expectBooksBalance(database.db)
+      } finally {
+        await database.close()
+      }
+    },
+    60_000,
+  )
+})
