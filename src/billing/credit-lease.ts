@@ -39,8 +39,8 @@ const DEFAULT_IDLE_MS = 5_000
 /**
  * The credit lease (docs/billing.md#credit-lease): this process reserves part of a wallet as one
  * hold in the database and takes its calls' holds from it in memory, so a call on a busy wallet
- * costs no database round trip before its upstream request, and its charge still reaches the
- * ledger (batched with others) before its client is answered.
+ * has no database round trip on its path; its charge is answered at once and lands a few
+ * milliseconds later, batched with others (HoldBook.close).
  *
  * The database still makes overspending impossible across instances: a lease is a hold like any
  * other, and a draw never exceeds what its lease has left. A lease takes at most 1/share of the
@@ -49,8 +49,9 @@ const DEFAULT_IDLE_MS = 5_000
  * credit, this process gives back what its own leases on that wallet do not need (see
  * HoldBook.take), so a lease never refuses a call a lease-less gateway would accept.
  *
- * A crash costs what it costs without leases: the calls in flight are never charged, and the
- * unused rest of each lease comes back to its wallet when the sweep expires its hold.
+ * A crash loses the charges answered and not yet written (at most the lease), besides the calls
+ * in flight that are never charged in any case; the unused rest of each lease comes back to its
+ * wallet when the sweep expires its hold.
  */
 export class CreditLeases {
   /** The lease each wallet draws from now. */

@@ -161,17 +161,21 @@ export class HoldBook {
     return this.pending.size
   }
 
-  /**
-   * Waits (at most `timeoutMs`) for every closing still being retried, then gives back the
-   * credit leases: a stopping process lets them land.
-   */
-  async drain(timeoutMs: number): Promise<boolean> {
+  /** Waits (at most `timeoutMs`) for every closing not yet written; true when none is left. */
+  async landPending(timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs
     while (this.pending.size > 0 && Date.now() < deadline) {
       await Promise.race([Promise.allSettled([...this.pending]), Bun.sleep(Math.max(0, deadline - Date.now()))])
     }
-    await this.options.leases?.stop(Math.max(0, deadline - Date.now()))
     return this.pending.size === 0
+  }
+
+  /** For a stopping process: lets every closing land (at most `timeoutMs`), then gives back the credit leases. */
+  async drain(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs
+    const landed = await this.landPending(timeoutMs)
+    await this.options.leases?.stop(Math.max(0, deadline - Date.now()))
+    return landed
   }
 
   private async close(requested: Closing): Promise<ClosedHold> {
@@ -196,6 +200,10 @@ export class HoldBook {
         this.pending.delete(landing)
       })
     this.pending.add(landing)
+    // A charge drawn from a lease is answered at once, from the arithmetic the database will do,
+    // and lands batched with others a few milliseconds later: no commit on the call's path. What
+    // a crash can lose this way is bounded by the lease (docs/billing.md#credit-lease).
+    if (leased) return closedLocally(closing)
     let timer: ReturnType<typeof setTimeout> | undefined
     const answerBy = new Promise<undefined>((resolve) => {
       timer = setTimeout(() => resolve(undefined), this.options.closingAnswerMs ?? 2_000)

@@ -69,6 +69,8 @@ for (const kind of testDatabases) {
       // Each answer carries the cost its charge took: (10 * 1 + 20 * 2) / 1e6.
       for (const reply of replies) expect(reply.json.usage.cost).toBe(50 / 1e6)
 
+      // Charges drawn from a lease land just after their answers.
+      expect(await harness.services.holds.landPending(5000)).toBe(true)
       // While the lease is open the wallet holds it; calls added nothing of their own.
       let wallet = (await harness.admin('GET', `/accounts/${accountId}`)).json.wallet
       expect(wallet.balance).toBeCloseTo(100 - (30 * 50) / 1e6, 9)
@@ -190,8 +192,9 @@ for (const kind of testDatabases) {
 }
 
 /**
- * What a crash costs with leases (README, "Credit lease"): every call answered was charged before
- * its answer; the call in flight is not; the lease's unused rest comes back to the wallet.
+ * What a crash costs with leases (README, "Credit lease"): calls answered before the crash (their
+ * charges had the milliseconds they need to land) are charged; the call in flight is not; the
+ * lease's unused rest comes back to the wallet.
  */
 describe('credit lease after SIGKILL', () => {
   const upstream = new MockUpstream()
