@@ -80,7 +80,8 @@ export class CreditLeases {
   /** A hold drawn from a lease on the payer's wallet, or undefined: the call is then held exactly. */
   async draw(request: HoldRequest): Promise<Hold | undefined> {
     // A key with a monthly quota counts each open hold against its month: those stay exact.
-    if (this.stopped || request.payer.monthlyQuota !== null || request.amount <= 0n) return undefined
+    // A call larger than a whole lease is held on its own rather than churning leases.
+    if (this.stopped || request.payer.monthlyQuota !== null || request.amount <= 0n || request.amount > this.options.maxLease) return undefined
     const walletId = request.payer.walletId
     const drawable = this.current.get(walletId)
     if (drawable && drawable.amount - drawable.committed >= request.amount) return this.drawFrom(drawable, request)
@@ -182,15 +183,13 @@ export class CreditLeases {
     const now = new Date(this.options.now())
     const id = newId('lease')
     const payer: Payer = { ...request.payer, keyId: null, env: null, monthlyQuota: null, tokensPerMinute: null }
-    // biome-ignore lint/complexity/useMathMinMax: bigints, which Math.max does not take
-    const wanted = this.options.maxLease > request.amount ? this.options.maxLease : request.amount
     let granted: bigint
     try {
       granted = await retryingDeadlocks(() =>
         takeLeaseAtomically(this.database, {
           id,
           payer,
-          wanted,
+          wanted: this.options.maxLease,
           minimum: request.amount,
           share: this.share,
           instanceId: this.options.instanceId,
