@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
 import { testDatabases, type FreshDatabase } from '../support/databases'
 import { ADMIN_TOKEN, bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 import { expectBooksBalance } from '../support/ledger-checks'
 import { mockCatalogEnv } from '../support/mock-catalog'
 import { startGatewayProcess, type GatewayProcess } from '../support/process'
@@ -188,6 +189,36 @@ for (const kind of testDatabases) {
         await expectBooksBalance(database.db)
       }, 60_000)
     }
+  })
+}
+
+for (const kind of testDatabases) {
+  describe(`credit lease during a database outage (${kind.kind})`, () => {
+    const suite = gatewaySuite(kind, { interruptible: {}, env: { TOLLGATE_CREDIT_LEASE: '1' } })
+
+    test('calls drawn from a lease are answered while the database is away; their charges land when it is back', async () => {
+      const { key, accountId } = await suite.harness.key()
+      suite.upstream.always({ usage: { prompt_tokens: 10, completion_tokens: 20 } })
+      const send = () => suite.harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: chat(100) })
+      // The first call takes the lease.
+      expect((await send()).status).toBe(200)
+      expect(await suite.harness.services.holds.landPending(5000)).toBe(true)
+      suite.connection.cut()
+      try {
+        const replies = await Promise.all(Array.from({ length: 10 }, send))
+        expect(replies.map((reply) => reply.status)).toEqual(Array(10).fill(200))
+        for (const reply of replies) expect(reply.json.usage.cost).toBe(50 / 1e6)
+        await Bun.sleep(500)
+      } finally {
+        suite.connection.restore()
+      }
+      expect(await suite.harness.services.holds.drain(30_000)).toBe(true)
+      const charges = (await ledgerOf(suite.database, accountId)).filter((entry) => entry.kind === 'charge')
+      expect(charges).toHaveLength(11)
+      const wallet = (await suite.harness.admin('GET', `/accounts/${accountId}`)).json.wallet
+      expect(wallet).toEqual({ balance: 100 - (11 * 50) / 1e6, held: 0, available: 100 - (11 * 50) / 1e6 })
+      await expectBooksBalance(suite.database.db)
+    }, 60_000)
   })
 }
 

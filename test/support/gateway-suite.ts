@@ -17,6 +17,8 @@ export interface GatewaySuite {
 export interface GatewaySuiteOptions {
   /** The gateway reaches its database through a connection the test can cut (interruptible-database.ts). */
   interruptible?: { every?: boolean }
+  /** Environment added to the test configuration (e.g. TOLLGATE_CREDIT_LEASE). */
+  env?: Record<string, string>
 }
 
 /**
@@ -32,7 +34,12 @@ export function gatewaySuite(kind: TestDatabase, options: GatewaySuiteOptions = 
     upstream.start()
     database = await kind.open()
     connection = options.interruptible ? await interruptible(database, options.interruptible) : undefined
-    harness = startGateway({ ...database, ...connection?.handle }, { config: testConfig(mockCatalogEnv(upstream.baseUrl, upstream.baseUrl)) })
+    harness = startGateway(
+      { ...database, ...connection?.handle },
+      {
+        config: testConfig({ ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl), ...options.env }),
+      },
+    )
   })
   // Closing a Postgres pool whose connection a cut left behind can wait out its 5 s grace.
   afterAll(async () => {
