@@ -1,13 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
-import { Value } from '@sinclair/typebox/value'
 import { creditsToMicros } from './billing/money'
 import { builtinCatalog } from './catalog/builtin'
 import { MAX_FETCH_CONCURRENCY } from './http/upstream-concurrency'
 import { LOG_LEVELS, logLevelOf, type LogLevel } from './observability/log'
 import { adapterFor } from './providers/registry'
 import { pointerToPath } from './util/json-pointer'
-import { describeSchemaError } from './util/schema-errors'
+import { describeSchemaError, firstSchemaError } from './util/schema-errors'
 import { CatalogFileSchema, type AliasEntry, type CatalogFile, type ModelEntry, type ProviderEntry } from './catalog/catalog-schema'
 
 /** Everything the gateway reads from outside, checked once at start (docs/configuration.md#configuration). */
@@ -314,7 +313,7 @@ function readServiceAccount(path: string, field: string): ServiceAccount {
 }
 
 function check<T extends TSchema>(schema: T, value: unknown, source: string, formatPath: (pointer: string) => string): Static<T> {
-  const first = Value.Errors(schema, value).First()
+  const first = firstSchemaError(schema, value)
   if (first) {
     const path = formatPath(first.path) || '(root)'
     throw new ConfigError(`${source}: ${path}: ${describeSchemaError(first)}`)

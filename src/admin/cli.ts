@@ -1,7 +1,6 @@
-import { Value } from '@sinclair/typebox/value'
 import type { TObject } from '@sinclair/typebox'
 import { GatewayError } from '../errors/gateway-error'
-import { describeSchemaError } from '../util/schema-errors'
+import { describeSchemaError, firstSchemaError } from '../util/schema-errors'
 import type { Services } from '../services'
 import { coerceText } from './coerce'
 import { AdminExport } from './export'
@@ -66,7 +65,7 @@ function toInput(operation: AdminOperation, flags: Record<string, string>): Admi
     const raw = Object.fromEntries(Object.entries(flags).filter(([name]) => name in schema.properties))
     Object.keys(raw).forEach((name) => known.add(name))
     const value = coerceText(schema, raw)
-    const first = Value.Errors(schema, value).First()
+    const first = firstSchemaError(schema, value)
     if (first) {
       const flag = first.path.split('/')[1]?.replaceAll('_', '-') ?? ''
       throw new Error(flag ? `--${flag}: ${describeSchemaError(first)}` : describeSchemaError(first))

@@ -1,8 +1,8 @@
 import type { TSchema } from '@sinclair/typebox'
-import { Value, type ValueError } from '@sinclair/typebox/value'
+import type { ValueError } from '@sinclair/typebox/value'
 import { InvalidRequestError } from '../errors/kinds'
 import { pointerToPath } from '../util/json-pointer'
-import { describeSchemaError } from '../util/schema-errors'
+import { describeSchemaError, firstSchemaError } from '../util/schema-errors'
 
 /**
  * Checks a body against its schema before the framework does, and refuses it with the first
@@ -13,7 +13,7 @@ import { describeSchemaError } from '../util/schema-errors'
  * which is cheap for them.
  */
 export function refuseInvalidBody(schema: TSchema, body: unknown): void {
-  const first = Value.Errors(schema, body).First()
+  const first = firstSchemaError(schema, body)
   if (first) throw invalidRequestFor(first, 'body')
 }
 

@@ -1,6 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
-import { Value } from '@sinclair/typebox/value'
 import { UpstreamError } from '../errors/kinds'
+import { firstSchemaError } from '../util/schema-errors'
 
 /**
  * What an upstream sent, checked against the wire type the gateway is about to read: the value
@@ -9,8 +9,8 @@ import { UpstreamError } from '../errors/kinds'
  * `undefined` id or an empty answer further on. Fields the schema does not name pass untouched.
  */
 export function decodeWire<T extends TSchema>(schema: T, value: unknown, what: string): Static<T> {
-  if (Value.Check(schema, value)) return value
-  const first = Value.Errors(schema, value).First()
+  const first = firstSchemaError(schema, value)
+  if (!first) return value
   const where = first?.path ? ` (${first.path}: ${first.message})` : ''
   throw new UpstreamError(`The upstream sent a malformed ${what}${where}.`)
 }
