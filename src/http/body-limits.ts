@@ -92,8 +92,14 @@ async function readWithin(
   }
 }
 
-/** The whole body's bytes, read through boundedChunks. */
+/** Bodies of at most this declared length are read whole by the runtime (readDeclared). */
+const WHOLE_READ_LIMIT = 64 * 1024
+
+/** The whole body's bytes: a small body of declared length at once, anything else through boundedChunks. */
 export async function readLimited(request: Request, limit: number, timing: BodyTiming = BODY_TIMING): Promise<Uint8Array> {
+  checkDeclaredLength(request, limit)
+  const declared = Number(request.headers.get('content-length') ?? Number.NaN)
+  if (request.body && Number.isSafeInteger(declared) && declared > 0 && declared <= WHOLE_READ_LIMIT) return readDeclared(request, declared, timing)
   const chunks: Uint8Array[] = []
   let size = 0
   for await (const chunk of boundedChunks(request, limit, timing)) {
@@ -110,4 +116,26 @@ export async function readLimited(request: Request, limit: number, timing: BodyT
     offset += chunk.byteLength
   }
   return bytes
+}
+
+/**
+ * A small body of declared length, read whole by the runtime. Reading a server request's body
+ * through a stream reader makes Bun allocate 64 KB or more per read, which was most of the
+ * garbage a typical request made (measured: a bare proxy reading its bodies that way collected
+ * garbage 50 times as often). The body must arrive within the time its declared length earns at
+ * the minimum pace, at most `graceMs` plus 64 s; a client that falls silent is cut by the
+ * server's idle timeout instead of `idleMs`.
+ */
+async function readDeclared(request: Request, declared: number, timing: BodyTiming): Promise<Uint8Array> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<typeof TIMED_OUT>((resolve) => {
+    timer = setTimeout(() => resolve(TIMED_OUT), timing.graceMs + (declared / timing.minimumBytesPerSecond) * 1000)
+  })
+  try {
+    const bytes = await Promise.race([request.bytes(), late])
+    if (bytes === TIMED_OUT) throw new RequestTimeoutError('The request body arrived too slowly; send it at once.')
+    return bytes
+  } finally {
+    clearTimeout(timer)
+  }
 }
