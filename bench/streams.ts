@@ -275,7 +275,13 @@ async function runClient(): Promise<void> {
   }
   const runs: Promise<boolean>[] = []
   for (let opened = 0; opened < STREAMS; opened += 100) {
-    for (let index = opened; index < Math.min(STREAMS, opened + 100); index++) runs.push(one().catch((error) => (failures.push(String(error)), false)))
+    for (let index = opened; index < Math.min(STREAMS, opened + 100); index++)
+      runs.push(
+        one().catch((error) => {
+          failures.push(String(error))
+          return false
+        }),
+      )
     await Bun.sleep(40)
   }
   const outcomes = await Promise.all(runs)

@@ -3,10 +3,11 @@ import type { StreamPart } from '../canonical/answer'
 import { type Usage, usageOf } from '../canonical/usage'
 import type { GatewayError } from '../errors/gateway-error'
 import { StreamIdleTimeoutError, UpstreamError } from '../errors/kinds'
-import { writeSse, type SseEvent } from '../http/sse'
+import { writeSseEvents } from '../http/sse'
 import { CLIENT_CLOSED_STATUS } from '../observability/request-record'
 import type { BilledCall, ServedBy } from './billed-call'
-import type { StreamedSoFar, StreamEncoder, StreamObserver, StreamStep } from './surface'
+import type { StreamSource } from './stream-sources'
+import type { ClosingStep, StreamedSoFar, StreamEncoder, StreamObserver } from './surface'
 
 /** The call a relay settles, the route that served it, and how to stop the upstream. */
 export interface RelayedCall {
@@ -19,26 +20,26 @@ const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache
 const encoder = new TextEncoder()
 
 /**
- * The one stream relay: reads the upstream item by item as the client reads, lets the observer
- * decide what each becomes, and closes the books exactly once. A complete stream is settled
- * from its usage and its closing events carry the cost; one the client abandons is settled for
- * what was generated; one that breaks ends with the surface's failure events, released unbilled,
- * and one that goes silent ends the same way, settled for what was streamed.
+ * The one stream relay: reads the upstream as the client reads (one body stream, pulled, no
+ * stream or generator in between for native routes), lets the observer decide what each item
+ * becomes, writes what one read produced as one chunk, and closes the books exactly once. A
+ * complete stream is settled from its usage and its closing events carry the cost; one the
+ * client abandons is settled for what was generated; one that breaks ends with the surface's
+ * failure events, released unbilled, and one that goes silent ends the same way, settled for
+ * what was streamed.
  */
-export function relayStream<Item>(items: AsyncIterable<Item>, observer: StreamObserver<Item>, relayed: RelayedCall): Response {
-  const iterator = items[Symbol.asyncIterator]()
+export function relayStream<Item>(source: StreamSource<Item>, observer: StreamObserver<Item>, relayed: RelayedCall): Response {
   const { call, servedBy } = relayed
   // The request ends with the stream's last byte, not with its headers.
   call.record.streamOpened()
-  const write = (controller: ReadableStreamDefaultController<Uint8Array>, events: SseEvent[]) => {
-    if (events.length > 0) controller.enqueue(encoder.encode(events.map(writeSse).join('')))
+  const write = (controller: ReadableStreamDefaultController<Uint8Array>, text: string) => {
+    if (text !== '') controller.enqueue(encoder.encode(text))
   }
-  /** Carries out one step; true when it wrote or ended the stream, so the pull is answered. */
-  const carryOut = async (controller: ReadableStreamDefaultController<Uint8Array>, step: StreamStep): Promise<boolean> => {
+  /** Carries out the step that ends the stream, after the text the same read produced before it. */
+  const finish = async (controller: ReadableStreamDefaultController<Uint8Array>, step: ClosingStep, before: string) => {
+    source.close()
+    write(controller, before)
     switch (step.kind) {
-      case 'write':
-        write(controller, step.events)
-        return step.events.length > 0
       case 'settle': {
         const settled = await call.settle(servedBy, step.soFar.usage, step.soFar.source)
         write(controller, step.closing(settled.cost))
@@ -46,7 +47,7 @@ export function relayStream<Item>(items: AsyncIterable<Item>, observer: StreamOb
       }
       case 'release':
         await call.release()
-        write(controller, step.events)
+        write(controller, step.text)
         break
       case 'fail':
         write(controller, observer.failure(await closeUnfinished(call, servedBy, step.cause, observer)))
@@ -54,32 +55,44 @@ export function relayStream<Item>(items: AsyncIterable<Item>, observer: StreamOb
     }
     controller.close()
     call.record.finish(200, step.kind === 'settle' ? 'ok' : 'upstream_error')
-    return true
   }
 
   return new Response(
-    new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        // Read on until something is written: a pull that writes nothing would stall the reader.
-        for (;;) {
-          let step: StreamStep
-          try {
-            const next = await iterator.next()
-            step = next.done ? observer.end() : observer.step(next.value)
-          } catch (cause) {
-            step = { kind: 'fail', cause }
+    new ReadableStream<Uint8Array>(
+      {
+        async pull(controller) {
+          // Read on until something is written: a pull that writes nothing would stall the reader.
+          for (;;) {
+            let items: Item[] | undefined
+            try {
+              items = await source.read()
+            } catch (cause) {
+              return finish(controller, { kind: 'fail', cause }, '')
+            }
+            if (items === undefined) {
+              return finish(controller, observer.end(), '')
+            }
+            let text = ''
+            for (const item of items) {
+              const step = observer.step(item)
+              if (step.kind !== 'write') return finish(controller, step, text)
+              text += step.text
+            }
+            if (text !== '') return write(controller, text)
           }
-          if (await carryOut(controller, step)) return
-        }
+        },
+        async cancel() {
+          // The client went away: stop the upstream and bill what was generated so far.
+          source.close()
+          relayed.abortUpstream()
+          const { usage, source: usageSource } = observer.soFar()
+          await call.settle(servedBy, usage, usageSource)
+          call.record.finish(CLIENT_CLOSED_STATUS, 'client_closed')
+        },
       },
-      async cancel() {
-        // The client went away: stop the upstream and bill what was generated so far.
-        relayed.abortUpstream()
-        const { usage, source } = observer.soFar()
-        await call.settle(servedBy, usage, source)
-        call.record.finish(CLIENT_CLOSED_STATUS, 'client_closed')
-      },
-    }),
+      // Nothing is read ahead of the client: the silence clock measures the upstream, not a queue.
+      { highWaterMark: 0 },
+    ),
     { headers: SSE_HEADERS },
   )
 }
@@ -116,14 +129,18 @@ export function observeTranslated(encoder: StreamEncoder, inputTokens: number): 
     step(part) {
       if (part.type === 'finish') {
         const usage = part.usage ?? soFar().usage
-        return { kind: 'settle', soFar: { usage, source: part.usage ? 'provider' : 'estimate' }, closing: (cost) => encoder.finish(part, usage, cost) }
+        return {
+          kind: 'settle',
+          soFar: { usage, source: part.usage ? 'provider' : 'estimate' },
+          closing: (cost) => writeSseEvents(encoder.finish(part, usage, cost)),
+        }
       }
       if (part.type === 'text-delta' || part.type === 'reasoning-delta') outputTokens += estimateTextTokens(part.text)
       if (part.type === 'tool-call-delta') outputTokens += estimateTextTokens(part.argumentsDelta)
-      return { kind: 'write', events: encoder.encode(part) }
+      return { kind: 'write', text: writeSseEvents(encoder.encode(part)) }
     },
     end: () => ({ kind: 'fail', cause: new Error('the upstream stream ended before it finished') }),
     soFar,
-    failure: (error) => encoder.failure(error),
+    failure: (error) => writeSseEvents(encoder.failure(error)),
   }
 }
