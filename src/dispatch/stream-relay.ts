@@ -49,9 +49,9 @@ export function relayStream<Item>(source: StreamSource<Item>, observer: StreamOb
 
   const write = async (controller: ReadableStreamDirectController, text: string) => {
     if (text === '' || cancelled) return
+    // The server sends what was written at the end of the tick; a promise means its buffer is full.
     const written = controller.write(text)
     if (typeof written !== 'number') await written
-    await controller.flush()
   }
   /** Carries out the step that ends the stream, after the text the same read produced before it. */
   const finish = async (controller: ReadableStreamDirectController, step: ClosingStep, before: string) => {
