@@ -27,7 +27,8 @@ export interface ChatStreamView {
 export function observeChatStream(view: ChatStreamView): StreamObserver<FramedSseEvent> {
   let usage: Usage | undefined
   let reportedUsage: unknown
-  let lastChunk: Record<string, unknown> | undefined
+  /** The last chunk passed on, as the upstream wrote it: parsed once, for the usage chunk's id. */
+  let lastData = ''
   let outputTokens = 0
   let finished = false
   const soFar = (): StreamedSoFar => (usage ? { usage, source: 'provider' } : { usage: estimatedUsage(view.inputTokens, outputTokens), source: 'estimate' })
@@ -39,6 +40,12 @@ export function observeChatStream(view: ChatStreamView): StreamObserver<FramedSs
       if (event.data === '[DONE]') {
         finished = true
         return nothing
+      }
+      const plain = scanPlainChunk(event.data, shown.json)
+      if (plain) {
+        if (plain.content !== undefined) outputTokens += estimateTextTokens(plain.content)
+        lastData = event.data
+        return { kind: 'write', text: `data: ${plain.text}\n\n` }
       }
       const chunk = parseJsonObject(event.data)
       if (!chunk) return nothing
@@ -54,7 +61,7 @@ export function observeChatStream(view: ChatStreamView): StreamObserver<FramedSs
         outputTokens += deltaTokens(choice.delta)
         if (choice.finish_reason) finished = true
       }
-      lastChunk = chunk
+      lastData = event.data
       return { kind: 'write', text: `data: ${shownChunk(event.data, chunk, shown)}\n\n` }
     },
     end(): ClosingStep {
@@ -63,12 +70,67 @@ export function observeChatStream(view: ChatStreamView): StreamObserver<FramedSs
         kind: 'settle',
         soFar: soFar(),
         closing: (cost) =>
-          `${view.clientWantsUsage ? `data: ${JSON.stringify(usageChunk(lastChunk, view.shownModel, reportedUsage, cost))}\n\n` : ''}data: [DONE]\n\n`,
+          `${view.clientWantsUsage ? `data: ${JSON.stringify(usageChunk(parseJsonObject(lastData), view.shownModel, reportedUsage, cost))}\n\n` : ''}data: [DONE]\n\n`,
       }
     },
     soFar,
     failure: (error) => `data: ${JSON.stringify(errorBody(error, 'openai'))}\n\n`,
   }
+}
+
+/** Keys that send a chunk down the parsing path: an error, tool calls, reasoning, a refusal, log probabilities. */
+const UNCOMMON = ['"error"', '"tool_calls"', '"reasoning', '"refusal":"', '"logprobs":{', '"logprobs":[']
+
+/**
+ * Most chunks of a stream are one choice's content delta, written compactly. Those are read with
+ * a few substring searches instead of a parse, and shown with the same splices as shownChunk:
+ * the text as the client gets it and the content to count (the same string a parse would give,
+ * so the estimate is the same). Anything else (a finish reason, usage figures, several choices,
+ * an uncommon key, another spelling) answers undefined and takes the parsing path.
+ */
+export function scanPlainChunk(data: string, shownModelJson: string): { text: string; content: string | undefined } | undefined {
+  for (const key of UNCOMMON) if (data.includes(key)) return undefined
+  if (!once(data, '"finish_reason":null') || !once(data, '"delta":{')) return undefined
+  let text = data
+  if (data.includes('"usage"')) {
+    const without = withoutOnce(text, ',"usage":null') ?? withoutOnce(text, '"usage":null,')
+    if (without === undefined) return undefined
+    text = without
+  }
+  const modelAt = text.indexOf('"model":"')
+  if (modelAt < 0 || text.indexOf('"model"', modelAt + 1) >= 0) return undefined
+  const modelEnd = text.indexOf('"', modelAt + 9)
+  if (modelEnd < 0 || text.lastIndexOf('\\', modelEnd) > modelAt) return undefined
+  text = `${text.slice(0, modelAt)}"model":${shownModelJson}${text.slice(modelEnd + 1)}`
+  const contentAt = data.indexOf('"content":')
+  if (contentAt < 0) return { text, content: undefined }
+  if (data.indexOf('"content"', contentAt + 1) >= 0) return undefined
+  const before = data[contentAt - 1]
+  if (before !== '{' && before !== ',') return undefined
+  const valueAt = contentAt + 10
+  if (data.startsWith('null', valueAt)) return { text, content: undefined }
+  if (data[valueAt] !== '"') return undefined
+  const end = stringEnd(data, valueAt + 1)
+  if (end < 0) return undefined
+  const literal = data.slice(valueAt, end + 1)
+  if (!literal.includes('\\')) return { text, content: literal.slice(1, -1) }
+  const content: unknown = JSON.parse(literal)
+  return typeof content === 'string' ? { text, content } : undefined
+}
+
+/** Where the JSON string starting at `from` (after its opening quote) ends: its closing quote, or -1. */
+function stringEnd(data: string, from: number): number {
+  for (let quote = data.indexOf('"', from); quote >= 0; quote = data.indexOf('"', quote + 1)) {
+    let backslashes = 0
+    while (data.charCodeAt(quote - 1 - backslashes) === 92) backslashes++
+    if (backslashes % 2 === 0) return quote
+  }
+  return -1
+}
+
+function once(text: string, part: string): boolean {
+  const at = text.indexOf(part)
+  return at >= 0 && text.indexOf(part, at + 1) < 0
 }
 
 /**
