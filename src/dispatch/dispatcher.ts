@@ -8,7 +8,7 @@ import { adapterFor } from '../providers/registry'
 import type { Services } from '../services'
 import { BilledCall } from './billed-call'
 import { observeTranslated, relayStream } from './stream-relay'
-import { iterableSource, sseSource } from './stream-sources'
+import { iterableSource, silenceWatched, sseSource } from './stream-sources'
 import type { ConversationEncoding, ConversationRoute, NonEmpty, Route, Surface, SurfaceRequest, TranslatedRoute, UpstreamAnswer } from './surface'
 
 /**
@@ -170,10 +170,12 @@ export async function deliverConversation<Capability>(
   const idleMs = route.provider.streamIdleTimeoutMs
   // A native stream is read straight from the upstream body, its silence watched by the source itself.
   if (encoding.streaming && route.mode === 'native') return relayStream(sseSource(upstreamBody, idleMs, answer.abort), encoding.observeNative(), relayed)
+  if (encoding.streaming && route.mode === 'translated') {
+    const parts = route.translate.readStream(silenceWatched(upstreamBody, idleMs, answer.abort))
+    return relayStream(iterableSource(parts), observeTranslated(encoding.encodeStream(), encoding.inputTokens), relayed)
+  }
   // A whole answer is bounded by the same silence limit as a stream: headers alone prove nothing.
   const body = watchIdle(upstreamBody, idleMs, answer.abort)
-  if (encoding.streaming && route.mode === 'translated')
-    return relayStream(iterableSource(route.translate.readStream(body)), observeTranslated(encoding.encodeStream(), encoding.inputTokens), relayed)
   const whole = await readJsonObject(new Response(body, answer.response))
   if (route.mode === 'translated') {
     const translated = route.translate.readAnswer(whole)

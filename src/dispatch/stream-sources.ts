@@ -28,63 +28,119 @@ export function sseSource(body: ReadableStream<Uint8Array>, idleMs: number, abor
   const reader = body.getReader()
   const decoder = new TextDecoder()
   const framer = new SseFramer()
-  let waitingSince = 0
-  let timer: ReturnType<typeof setTimeout> | undefined
-  let idle: StreamIdleTimeoutError | undefined
-  let ended = false
-
-  const check = () => {
-    timer = undefined
-    if (waitingSince === 0 || ended) return
-    const waited = performance.now() - waitingSince
-    if (waited < idleMs) {
-      timer = setTimeout(check, idleMs - waited)
-      return
-    }
-    idle = new StreamIdleTimeoutError(`The upstream stream sent nothing for ${idleMs} ms.`)
+  const clock = silenceClock(idleMs, (silence) => {
     abortUpstream()
     // The pending read ends with the cancel; it reports the silence.
-    reader.cancel(idle).catch(() => {})
-  }
-  const stop = () => {
-    ended = true
-    if (timer) clearTimeout(timer)
-    timer = undefined
-  }
+    reader.cancel(silence).catch(() => {})
+  })
 
   return {
     async read() {
-      if (ended) return undefined
-      waitingSince = performance.now()
-      if (!timer) timer = setTimeout(check, idleMs)
-      let next: Awaited<ReturnType<typeof reader.read>>
-      try {
-        next = await reader.read()
-      } catch (error) {
-        stop()
-        throw idle ?? error
-      } finally {
-        waitingSince = 0
-      }
-      if (idle) {
-        stop()
-        throw idle
-      }
+      if (clock.stopped) return undefined
+      const next = await clock.timed(reader.read())
       if (next.done) {
-        stop()
+        clock.stop()
         return [...framer.push(decoder.decode()), ...framer.end()]
       }
       try {
         return framer.push(decoder.decode(next.value, { stream: true }))
       } catch (error) {
         // An event past the size bound: the upstream is stopped, nothing more is read.
-        stop()
+        clock.stop()
         abortUpstream()
         reader.cancel(error).catch(() => {})
         throw error
       }
     },
-    close: stop,
+    close: () => clock.stop(),
+  }
+}
+
+/**
+ * The upstream body under the same silence deadline, for a translated route's decoder: like
+ * http/idle-timeout.ts, but with one timer per stream rather than one per read.
+ */
+export function silenceWatched(body: ReadableStream<Uint8Array>, idleMs: number, abortUpstream: () => void): ReadableStream<Uint8Array> {
+  const reader = body.getReader()
+  const clock = silenceClock(idleMs, (silence) => {
+    abortUpstream()
+    reader.cancel(silence).catch(() => {})
+  })
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        try {
+          const next = await clock.timed(reader.read())
+          if (next.done) {
+            clock.stop()
+            controller.close()
+          } else controller.enqueue(next.value)
+        } catch (error) {
+          controller.error(error)
+        }
+      },
+      cancel(reason) {
+        clock.stop()
+        return reader.cancel(reason)
+      },
+    },
+    // Read one chunk at a time, only when asked: the clock measures the upstream, not a queue.
+    { highWaterMark: 0 },
+  )
+}
+
+interface SilenceClock {
+  /** `read` under the deadline: it fails with StreamIdleTimeoutError when the upstream stayed silent (and stops the clock when it fails). */
+  timed<T>(read: Promise<T>): Promise<T>
+  stop(): void
+  readonly stopped: boolean
+}
+
+/**
+ * Measures how long each read waits, with one timer that, when it fires, either finds the read
+ * waiting past `idleMs` (then `onSilence` runs and the read fails) or sets itself again for the
+ * rest of the time. Nothing runs while no read is pending.
+ */
+function silenceClock(idleMs: number, onSilence: (silence: StreamIdleTimeoutError) => void): SilenceClock {
+  let waitingSince = 0
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let silence: StreamIdleTimeoutError | undefined
+  let stopped = false
+  const check = () => {
+    timer = undefined
+    if (waitingSince === 0 || stopped) return
+    const waited = performance.now() - waitingSince
+    if (waited < idleMs) {
+      timer = setTimeout(check, idleMs - waited)
+      return
+    }
+    silence = new StreamIdleTimeoutError(`The upstream stream sent nothing for ${idleMs} ms.`)
+    onSilence(silence)
+  }
+  const stop = () => {
+    stopped = true
+    if (timer) clearTimeout(timer)
+    timer = undefined
+  }
+  return {
+    async timed(read) {
+      waitingSince = performance.now()
+      if (!timer) timer = setTimeout(check, idleMs)
+      try {
+        const result = await read
+        if (silence) throw silence
+        return result
+      } catch (error) {
+        stop()
+        throw silence ?? error
+      } finally {
+        waitingSince = 0
+      }
+    },
+    stop,
+    get stopped() {
+      return stopped
+    },
   }
 }
 
