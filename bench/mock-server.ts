@@ -1,7 +1,14 @@
-// The mock upstream of the tests, as its own process, answering at once (WIRE.md §2).
+// The mock upstream of the tests, as its own process (WIRE.md §2). By default it answers at
+// once with a short text; BENCH_STREAM_WORDS and BENCH_CHUNK_MS make every answer a long paced
+// stream instead (one word per chunk, one chunk every M ms), for the streams scenario.
 import { MockUpstream } from '../test/upstream/mock-upstream'
 
-const upstream = new MockUpstream().start().always({ text: 'Hello! How can I assist you today?', usage: { prompt_tokens: 12, completion_tokens: 9 } })
+const words = Number(process.env.BENCH_STREAM_WORDS ?? 0)
+const chunkDelayMs = Number(process.env.BENCH_CHUNK_MS ?? 0)
+const text = words > 0 ? Array.from({ length: words }, (_, index) => `word${index}`).join(' ') : 'Hello! How can I assist you today?'
+const upstream = new MockUpstream()
+  .start()
+  .always({ text, usage: { prompt_tokens: 12, completion_tokens: words > 0 ? words : 9 }, ...(chunkDelayMs > 0 ? { chunkDelayMs } : {}) })
 // No per-request log: the benchmark sends hundreds of thousands.
 upstream.keepRecords = false
 console.log(JSON.stringify({ message: 'listening', url: upstream.baseUrl.replace(/v1$/, '') }))

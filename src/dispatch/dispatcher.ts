@@ -3,12 +3,12 @@ import type { ResolvedModel } from '../catalog/resolve-model'
 import type { RequestRecord } from '../observability/request-record'
 import { NoRouteAvailableError, UpstreamError, UpstreamTimeoutError } from '../errors/kinds'
 import { watchIdle } from '../http/idle-timeout'
-import { readSse } from '../http/sse'
 import { readJsonObject } from '../http/upstream-json'
 import { adapterFor } from '../providers/registry'
 import type { Services } from '../services'
 import { BilledCall } from './billed-call'
 import { observeTranslated, relayStream } from './stream-relay'
+import { iterableSource, silenceWatched, sseSource } from './stream-sources'
 import type { ConversationEncoding, ConversationRoute, NonEmpty, Route, Surface, SurfaceRequest, TranslatedRoute, UpstreamAnswer } from './surface'
 
 /**
@@ -166,14 +166,17 @@ export async function deliverConversation<Capability>(
   encoding: ConversationEncoding,
 ): Promise<Response> {
   const route = answer.route
-  // A whole answer is bounded by the same silence limit as a stream: headers alone prove nothing.
-  const body = watchIdle(answer.response.body ?? new ReadableStream(), route.provider.streamIdleTimeoutMs, answer.abort)
   const relayed = { call, servedBy: route, abortUpstream: answer.abort }
-  if (encoding.streaming) {
-    return route.mode === 'translated'
-      ? relayStream(route.translate.readStream(body), observeTranslated(encoding.encodeStream(), encoding.inputTokens), relayed)
-      : relayStream(readSse(body), encoding.observeNative(), relayed)
+  const upstreamBody = answer.response.body ?? new ReadableStream<Uint8Array>()
+  const idleMs = route.provider.streamIdleTimeoutMs
+  // A native stream is read straight from the upstream body, its silence watched by the source itself.
+  if (encoding.streaming && route.mode === 'native') return relayStream(sseSource(upstreamBody, idleMs, answer.abort), encoding.observeNative(), relayed)
+  if (encoding.streaming && route.mode === 'translated') {
+    const parts = route.translate.readStream(silenceWatched(upstreamBody, idleMs, answer.abort))
+    return relayStream(iterableSource(parts), observeTranslated(encoding.encodeStream(), encoding.inputTokens), relayed)
   }
+  // A whole answer is bounded by the same silence limit as a stream: headers alone prove nothing.
+  const body = watchIdle(upstreamBody, idleMs, answer.abort)
   const whole = await readJsonObject(new Response(body, answer.response))
   if (route.mode === 'translated') {
     const translated = route.translate.readAnswer(whole)

@@ -3,10 +3,11 @@ import type { StreamPart } from '../canonical/answer'
 import { type Usage, usageOf } from '../canonical/usage'
 import type { GatewayError } from '../errors/gateway-error'
 import { StreamIdleTimeoutError, UpstreamError } from '../errors/kinds'
-import { writeSse, type SseEvent } from '../http/sse'
+import { writeSseEvents } from '../http/sse'
 import { CLIENT_CLOSED_STATUS } from '../observability/request-record'
 import type { BilledCall, ServedBy } from './billed-call'
-import type { StreamedSoFar, StreamEncoder, StreamObserver, StreamStep } from './surface'
+import type { StreamSource } from './stream-sources'
+import type { ClosingStep, StreamedSoFar, StreamEncoder, StreamObserver } from './surface'
 
 /** The call a relay settles, the route that served it, and how to stop the upstream. */
 export interface RelayedCall {
@@ -15,69 +16,105 @@ export interface RelayedCall {
   abortUpstream: () => void
 }
 
+/** Bun's direct stream (type 'direct'), which the DOM typings of ReadableStream do not describe. */
+const DirectStream = ReadableStream as unknown as new (source: Bun.DirectUnderlyingSource<Uint8Array>) => ReadableStream<Uint8Array>
+
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' }
-const encoder = new TextEncoder()
 
 /**
- * The one stream relay: reads the upstream item by item as the client reads, lets the observer
- * decide what each becomes, and closes the books exactly once. A complete stream is settled
- * from its usage and its closing events carry the cost; one the client abandons is settled for
- * what was generated; one that breaks ends with the surface's failure events, released unbilled,
- * and one that goes silent ends the same way, settled for what was streamed.
+ * The one stream relay: reads the upstream, lets the observer decide what each item becomes,
+ * writes what one read produced as one write, and closes the books exactly once. A complete
+ * stream is settled from its usage and its closing events carry the cost; one the client
+ * abandons is settled for what was generated; one that breaks ends with the surface's failure
+ * events, released unbilled, and one that goes silent ends the same way, settled for what was
+ * streamed.
+ *
+ * The body is a direct stream: its text goes straight into the response, with no queue of its
+ * own, which is what keeps a relayed chunk near the cost of a bare proxy. Its one loop reads
+ * the upstream only while the client's connection takes what it writes (a write the connection
+ * cannot take yet is awaited), so the upstream's silence clock never runs for a slow client.
  */
-export function relayStream<Item>(items: AsyncIterable<Item>, observer: StreamObserver<Item>, relayed: RelayedCall): Response {
-  const iterator = items[Symbol.asyncIterator]()
+export function relayStream<Item>(source: StreamSource<Item>, observer: StreamObserver<Item>, relayed: RelayedCall): Response {
   const { call, servedBy } = relayed
   // The request ends with the stream's last byte, not with its headers.
   call.record.streamOpened()
-  const write = (controller: ReadableStreamDefaultController<Uint8Array>, events: SseEvent[]) => {
-    if (events.length > 0) controller.enqueue(encoder.encode(events.map(writeSse).join('')))
+  let started = false
+  let cancelled = false
+  let recorded = false
+  const record = (status: number, outcome: Parameters<typeof call.record.finish>[1]) => {
+    if (recorded) return
+    recorded = true
+    call.record.finish(status, outcome)
   }
-  /** Carries out one step; true when it wrote or ended the stream, so the pull is answered. */
-  const carryOut = async (controller: ReadableStreamDefaultController<Uint8Array>, step: StreamStep): Promise<boolean> => {
+
+  const write = async (controller: ReadableStreamDirectController, text: string) => {
+    if (text === '' || cancelled) return
+    // The server sends what was written at the end of the tick; a promise means its buffer is full.
+    const written = controller.write(text)
+    if (typeof written !== 'number') await written
+  }
+  /** Carries out the step that ends the stream, after the text the same read produced before it. */
+  const finish = async (controller: ReadableStreamDirectController, step: ClosingStep, before: string) => {
+    source.close()
+    await write(controller, before)
     switch (step.kind) {
-      case 'write':
-        write(controller, step.events)
-        return step.events.length > 0
       case 'settle': {
         const settled = await call.settle(servedBy, step.soFar.usage, step.soFar.source)
-        write(controller, step.closing(settled.cost))
+        await write(controller, step.closing(settled.cost))
         break
       }
       case 'release':
         await call.release()
-        write(controller, step.events)
+        await write(controller, step.text)
         break
       case 'fail':
-        write(controller, observer.failure(await closeUnfinished(call, servedBy, step.cause, observer)))
+        await write(controller, observer.failure(await closeUnfinished(call, servedBy, step.cause, observer)))
         break
     }
+    if (cancelled) return
     controller.close()
-    call.record.finish(200, step.kind === 'settle' ? 'ok' : 'upstream_error')
-    return true
+    record(200, step.kind === 'settle' ? 'ok' : 'upstream_error')
+  }
+  const run = async (controller: ReadableStreamDirectController) => {
+    while (!cancelled) {
+      let items: Item[] | undefined
+      try {
+        items = await source.read()
+      } catch (cause) {
+        return finish(controller, { kind: 'fail', cause }, '')
+      }
+      if (cancelled) return
+      if (items === undefined) return finish(controller, observer.end(), '')
+      let text = ''
+      for (const item of items) {
+        const step = observer.step(item)
+        if (step.kind !== 'write') return finish(controller, step, text)
+        text += step.text
+      }
+      await write(controller, text)
+    }
   }
 
   return new Response(
-    new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        // Read on until something is written: a pull that writes nothing would stall the reader.
-        for (;;) {
-          let step: StreamStep
-          try {
-            const next = await iterator.next()
-            step = next.done ? observer.end() : observer.step(next.value)
-          } catch (cause) {
-            step = { kind: 'fail', cause }
-          }
-          if (await carryOut(controller, step)) return
-        }
+    new DirectStream({
+      type: 'direct',
+      // Called once by the server (again by an in-process reader after each read): one loop serves them all.
+      pull(controller) {
+        if (started) return
+        started = true
+        run(controller).catch((error) => {
+          if (!cancelled) controller.close(error instanceof Error ? error : new Error(String(error)))
+        })
       },
       async cancel() {
         // The client went away: stop the upstream and bill what was generated so far.
+        if (cancelled) return
+        cancelled = true
+        source.close()
         relayed.abortUpstream()
-        const { usage, source } = observer.soFar()
-        await call.settle(servedBy, usage, source)
-        call.record.finish(CLIENT_CLOSED_STATUS, 'client_closed')
+        const { usage, source: usageSource } = observer.soFar()
+        await call.settle(servedBy, usage, usageSource)
+        record(CLIENT_CLOSED_STATUS, 'client_closed')
       },
     }),
     { headers: SSE_HEADERS },
@@ -116,14 +153,18 @@ export function observeTranslated(encoder: StreamEncoder, inputTokens: number): 
     step(part) {
       if (part.type === 'finish') {
         const usage = part.usage ?? soFar().usage
-        return { kind: 'settle', soFar: { usage, source: part.usage ? 'provider' : 'estimate' }, closing: (cost) => encoder.finish(part, usage, cost) }
+        return {
+          kind: 'settle',
+          soFar: { usage, source: part.usage ? 'provider' : 'estimate' },
+          closing: (cost) => writeSseEvents(encoder.finish(part, usage, cost)),
+        }
       }
       if (part.type === 'text-delta' || part.type === 'reasoning-delta') outputTokens += estimateTextTokens(part.text)
       if (part.type === 'tool-call-delta') outputTokens += estimateTextTokens(part.argumentsDelta)
-      return { kind: 'write', events: encoder.encode(part) }
+      return { kind: 'write', text: writeSseEvents(encoder.encode(part)) }
     },
     end: () => ({ kind: 'fail', cause: new Error('the upstream stream ended before it finished') }),
     soFar,
-    failure: (error) => encoder.failure(error),
+    failure: (error) => writeSseEvents(encoder.failure(error)),
   }
 }

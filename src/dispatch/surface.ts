@@ -3,7 +3,7 @@ import type { Answer, StreamPart } from '../canonical/answer'
 import type { Usage, UsageSource } from '../canonical/usage'
 import type { GatewayError } from '../errors/gateway-error'
 import { contextOf } from '../http/request-context'
-import type { SseEvent } from '../http/sse'
+import type { FramedSseEvent, SseEvent } from '../http/sse'
 import { RequestRecord } from '../observability/request-record'
 import type { ModelEntry } from '../catalog/catalog-schema'
 import type { ProviderConfig } from '../config'
@@ -97,16 +97,22 @@ export interface StreamedSoFar {
   source: UsageSource
 }
 
-/** What a stream relay does with one upstream item, or at the upstream's end. */
+/**
+ * What a relay does with one upstream item, or at the upstream's end. Text is stream text as the
+ * client gets it (whole events, framed): a native event passed on unchanged is its own text.
+ */
 export type StreamStep =
-  /** Write these events (none: read on). */
-  | { kind: 'write'; events: SseEvent[] }
-  /** The stream is complete: settle for this usage, then write the closing events, which carry the cost. */
-  | { kind: 'settle'; soFar: StreamedSoFar; closing: (cost: number) => SseEvent[] }
-  /** The upstream reported in-band that it failed: not billed; write these events and end. */
-  | { kind: 'release'; events: SseEvent[] }
-  /** The stream broke: closed as unfinished (stream-relay.ts), then the surface's failure events. */
+  /** Write this text ('': nothing, read on). */
+  | { kind: 'write'; text: string }
+  /** The stream is complete: settle for this usage, then write the closing text, which carries the cost. */
+  | { kind: 'settle'; soFar: StreamedSoFar; closing: (cost: number) => string }
+  /** The upstream reported in-band that it failed: not billed; write this text and end. */
+  | { kind: 'release'; text: string }
+  /** The stream broke: closed as unfinished (stream-relay.ts), then the surface's failure text. */
   | { kind: 'fail'; cause: unknown }
+
+/** A step that ends the stream. */
+export type ClosingStep = Exclude<StreamStep, { kind: 'write' }>
 
 /**
  * Reads one stream for a relay: a native stream in the surface's own format (its events
@@ -116,11 +122,11 @@ export type StreamStep =
 export interface StreamObserver<Item> {
   step(item: Item): StreamStep
   /** The upstream ended. */
-  end(): StreamStep
+  end(): ClosingStep
   /** What was generated so far, billed when the client leaves or the upstream goes silent. */
   soFar(): StreamedSoFar
-  /** How the surface's stream ends when it fails after its first byte. */
-  failure(error: GatewayError): SseEvent[]
+  /** How the surface's stream ends (as stream text) when it fails after its first byte. */
+  failure(error: GatewayError): string
 }
 
 /** Writes canonical parts as one surface's stream events. */
@@ -147,7 +153,7 @@ export interface ConversationEncoding {
   /** Native routes: the whole answer as the client gets it, with the cost. */
   presentNative(body: JsonObject, cost: number): unknown
   /** Native routes: the observer of the surface's own stream. */
-  observeNative(): StreamObserver<SseEvent>
+  observeNative(): StreamObserver<FramedSseEvent>
   /** Translated routes: the canonical answer in the surface's format. */
   encodeAnswer(answer: Answer, cost: number): unknown
   /** Translated routes: the encoder of canonical parts. */

@@ -1,9 +1,9 @@
 import { estimateTextTokens } from '../../billing/estimator'
 import type { Usage } from '../../canonical/usage'
 import { estimatedUsage } from '../../dispatch/stream-relay'
-import type { StreamedSoFar, StreamObserver, StreamStep } from '../../dispatch/surface'
+import type { ClosingStep, StreamedSoFar, StreamObserver, StreamStep } from '../../dispatch/surface'
 import { errorBody } from '../../errors/render'
-import type { SseEvent } from '../../http/sse'
+import type { FramedSseEvent } from '../../http/sse'
 import { isRecord } from '../../util/is-record'
 import { parseJsonObject } from '../../util/parse-json-object'
 
@@ -18,57 +18,149 @@ export interface ChatStreamView {
 }
 
 /**
- * A native chat stream, chunk by chunk as it arrives. Usage is always asked of the upstream; its
- * usage chunk is held back, settled, and shown (with `cost`) only to clients that asked for it.
- * A chunk carrying `error` breaks the stream; a stream that ends without a finish reason or
- * usage is broken too.
+ * A native chat stream, chunk by chunk as it arrives. Each chunk is read for what billing needs
+ * and passed on as the upstream wrote it, with only the model spliced to the catalogue's and the
+ * `usage: null` the upstream adds (usage is always asked of it) cut out. Its usage chunk is held
+ * back, settled, and shown (with `cost`) only to clients that asked for it. A chunk carrying
+ * `error` breaks the stream; a stream that ends without a finish reason or usage is broken too.
  */
-export function observeChatStream(view: ChatStreamView): StreamObserver<SseEvent> {
+export function observeChatStream(view: ChatStreamView): StreamObserver<FramedSseEvent> {
   let usage: Usage | undefined
   let reportedUsage: unknown
-  let lastChunk: Record<string, unknown> | undefined
+  /** The last chunk passed on, as the upstream wrote it: parsed once, for the usage chunk's id. */
+  let lastData = ''
   let outputTokens = 0
   let finished = false
   const soFar = (): StreamedSoFar => (usage ? { usage, source: 'provider' } : { usage: estimatedUsage(view.inputTokens, outputTokens), source: 'estimate' })
+  const shown = { model: view.shownModel, json: JSON.stringify(view.shownModel) }
+  const nothing: StreamStep = { kind: 'write', text: '' }
 
   return {
     step(event): StreamStep {
       if (event.data === '[DONE]') {
         finished = true
-        return { kind: 'write', events: [] }
+        return nothing
+      }
+      const plain = scanPlainChunk(event.data, shown.json)
+      if (plain) {
+        if (plain.content !== undefined) outputTokens += estimateTextTokens(plain.content)
+        lastData = event.data
+        return { kind: 'write', text: `data: ${plain.text}\n\n` }
       }
       const chunk = parseJsonObject(event.data)
-      if (!chunk) return { kind: 'write', events: [] }
+      if (!chunk) return nothing
       if (chunk.error) return { kind: 'fail', cause: chunk.error }
       if (chunk.usage) {
         usage = view.usageOf(chunk.usage) ?? usage
         reportedUsage = chunk.usage
       }
-      const { usage: _usage, ...shown } = chunk
       const choices = Array.isArray(chunk.choices) ? chunk.choices : undefined
-      if (choices?.length === 0) return { kind: 'write', events: [] }
+      if (choices?.length === 0) return nothing
       for (const choice of choices ?? []) {
         if (!isRecord(choice)) continue
         outputTokens += deltaTokens(choice.delta)
         if (choice.finish_reason) finished = true
       }
-      lastChunk = shown
-      return { kind: 'write', events: [{ data: JSON.stringify({ ...shown, model: view.shownModel }) }] }
+      lastData = event.data
+      return { kind: 'write', text: `data: ${shownChunk(event.data, chunk, shown)}\n\n` }
     },
-    end(): StreamStep {
+    end(): ClosingStep {
       if (!finished && !usage) return { kind: 'fail', cause: new Error('the upstream stream ended without finishing') }
       return {
         kind: 'settle',
         soFar: soFar(),
-        closing: (cost) => [
-          ...(view.clientWantsUsage ? [{ data: JSON.stringify(usageChunk(lastChunk, view.shownModel, reportedUsage, cost)) }] : []),
-          { data: '[DONE]' },
-        ],
+        closing: (cost) =>
+          `${view.clientWantsUsage ? `data: ${JSON.stringify(usageChunk(parseJsonObject(lastData), view.shownModel, reportedUsage, cost))}\n\n` : ''}data: [DONE]\n\n`,
       }
     },
     soFar,
-    failure: (error) => [{ data: JSON.stringify(errorBody(error, 'openai')) }],
+    failure: (error) => `data: ${JSON.stringify(errorBody(error, 'openai'))}\n\n`,
   }
+}
+
+/** Keys that send a chunk down the parsing path: an error, tool calls, reasoning, a refusal, log probabilities. */
+const UNCOMMON = ['"error"', '"tool_calls"', '"reasoning', '"refusal":"', '"logprobs":{', '"logprobs":[']
+
+/**
+ * Most chunks of a stream are one choice's content delta, written compactly. Those are read with
+ * a few substring searches instead of a parse, and shown with the same splices as shownChunk:
+ * the text as the client gets it and the content to count (the same string a parse would give,
+ * so the estimate is the same). Anything else (a finish reason, usage figures, several choices,
+ * an uncommon key, another spelling) answers undefined and takes the parsing path.
+ */
+export function scanPlainChunk(data: string, shownModelJson: string): { text: string; content: string | undefined } | undefined {
+  for (const key of UNCOMMON) if (data.includes(key)) return undefined
+  if (!once(data, '"finish_reason":null') || !once(data, '"delta":{')) return undefined
+  let text = data
+  if (data.includes('"usage"')) {
+    const without = withoutOnce(text, ',"usage":null') ?? withoutOnce(text, '"usage":null,')
+    if (without === undefined) return undefined
+    text = without
+  }
+  const modelAt = text.indexOf('"model":"')
+  if (modelAt < 0 || text.indexOf('"model"', modelAt + 1) >= 0) return undefined
+  const modelEnd = text.indexOf('"', modelAt + 9)
+  if (modelEnd < 0 || text.lastIndexOf('\\', modelEnd) > modelAt) return undefined
+  text = `${text.slice(0, modelAt)}"model":${shownModelJson}${text.slice(modelEnd + 1)}`
+  const contentAt = data.indexOf('"content":')
+  if (contentAt < 0) return { text, content: undefined }
+  if (data.indexOf('"content"', contentAt + 1) >= 0) return undefined
+  const before = data[contentAt - 1]
+  if (before !== '{' && before !== ',') return undefined
+  const valueAt = contentAt + 10
+  if (data.startsWith('null', valueAt)) return { text, content: undefined }
+  if (data[valueAt] !== '"') return undefined
+  const end = stringEnd(data, valueAt + 1)
+  if (end < 0) return undefined
+  const literal = data.slice(valueAt, end + 1)
+  if (!literal.includes('\\')) return { text, content: literal.slice(1, -1) }
+  const content: unknown = JSON.parse(literal)
+  return typeof content === 'string' ? { text, content } : undefined
+}
+
+/** Where the JSON string starting at `from` (after its opening quote) ends: its closing quote, or -1. */
+function stringEnd(data: string, from: number): number {
+  for (let quote = data.indexOf('"', from); quote >= 0; quote = data.indexOf('"', quote + 1)) {
+    let backslashes = 0
+    while (data.charCodeAt(quote - 1 - backslashes) === 92) backslashes++
+    if (backslashes % 2 === 0) return quote
+  }
+  return -1
+}
+
+function once(text: string, part: string): boolean {
+  const at = text.indexOf(part)
+  return at >= 0 && text.indexOf(part, at + 1) < 0
+}
+
+/**
+ * The chunk's text as the client gets it: the upstream's own, with the model value replaced and
+ * a `usage` key taken out, spliced where each occurs once as the upstream's compact JSON writes
+ * it. Any other spelling (spaces, escapes, a key written twice) is written anew from the parsed
+ * chunk: the same content, at the cost of a serialisation.
+ */
+function shownChunk(data: string, chunk: Record<string, unknown>, shown: { model: string; json: string }): string {
+  let text = data
+  if (chunk.usage !== undefined) {
+    text = withoutOnce(text, ',"usage":null') ?? withoutOnce(text, '"usage":null,') ?? ''
+    if (text === '' || chunk.usage !== null) return rewritten(chunk, shown.model)
+  }
+  if (typeof chunk.model !== 'string') return rewritten(chunk, shown.model)
+  const model = `"model":${JSON.stringify(chunk.model)}`
+  const at = text.indexOf(model)
+  if (at < 0 || text.indexOf(model, at + 1) >= 0) return rewritten(chunk, shown.model)
+  return `${text.slice(0, at)}"model":${shown.json}${text.slice(at + model.length)}`
+}
+
+function withoutOnce(text: string, part: string): string | undefined {
+  const at = text.indexOf(part)
+  if (at < 0 || text.indexOf(part, at + 1) >= 0) return undefined
+  return text.slice(0, at) + text.slice(at + part.length)
+}
+
+function rewritten(chunk: Record<string, unknown>, model: string): string {
+  const { usage: _usage, ...shown } = chunk
+  return JSON.stringify({ ...shown, model })
 }
 
 /** The usage chunk as the client sees it: the upstream's usage fields with the cost. */

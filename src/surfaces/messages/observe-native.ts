@@ -3,7 +3,7 @@ import type { Usage } from '../../canonical/usage'
 import { estimatedUsage } from '../../dispatch/stream-relay'
 import type { StreamedSoFar, StreamObserver, StreamStep } from '../../dispatch/surface'
 import { errorBody } from '../../errors/render'
-import type { SseEvent } from '../../http/sse'
+import { type FramedSseEvent, writeSse } from '../../http/sse'
 import { isRecord } from '../../util/is-record'
 import { parseJsonObject } from '../../util/parse-json-object'
 
@@ -21,7 +21,7 @@ export interface MessagesStreamView {
  * out carrying `usage.cost`. An `error` event breaks the stream, and so does an end before
  * message_stop.
  */
-export function observeMessagesStream(view: MessagesStreamView): StreamObserver<SseEvent> {
+export function observeMessagesStream(view: MessagesStreamView): StreamObserver<FramedSseEvent> {
   const reported: Record<string, unknown> = {}
   let streamedTokens = 0
   let pendingDelta: Record<string, unknown> | undefined
@@ -32,48 +32,49 @@ export function observeMessagesStream(view: MessagesStreamView): StreamObserver<
     const input = provider ?? estimatedUsage(view.inputTokens, 0)
     return { usage: { ...input, outputTokens: Math.max(input.outputTokens, streamedTokens) }, source: 'estimate' }
   }
-  const write = (...events: SseEvent[]): StreamStep => ({ kind: 'write', events })
+  const write = (text = ''): StreamStep => ({ kind: 'write', text })
+  const passOn = (event: FramedSseEvent): StreamStep => ({ kind: 'write', text: event.raw })
 
   return {
     step(event): StreamStep {
       const data = parseJsonObject(event.data)
-      if (!data) return write(event)
+      if (!data) return passOn(event)
       switch (data.type ?? event.event) {
         case 'error':
           return { kind: 'fail', cause: data.error }
         case 'message_start': {
           const message = isRecord(data.message) ? data.message : {}
           if (isRecord(message.usage)) Object.assign(reported, message.usage)
-          return write({ event: event.event, data: JSON.stringify({ ...data, message: { ...message, model: view.shownModel } }) })
+          return write(writeSse({ event: event.event, data: JSON.stringify({ ...data, message: { ...message, model: view.shownModel } }) }))
         }
         case 'content_block_delta':
           streamedTokens += deltaTokens(data.delta)
-          return write(event)
+          return passOn(event)
         case 'message_delta': {
           // Cumulative: later figures replace earlier ones; absent ones keep message_start's.
           if (isRecord(data.usage)) for (const [field, value] of Object.entries(data.usage)) if (value !== null && value !== undefined) reported[field] = value
           const previous = pendingDelta
           pendingDelta = data
-          return previous ? write({ event: 'message_delta', data: JSON.stringify(previous) }) : write()
+          return previous ? write(writeSse({ event: 'message_delta', data: JSON.stringify(previous) })) : write()
         }
         case 'message_stop': {
           const last = pendingDelta
           return {
             kind: 'settle',
             soFar: soFar(),
-            closing: (cost) => [
-              ...(last ? [{ event: 'message_delta', data: JSON.stringify({ ...last, usage: { ...(isRecord(last.usage) ? last.usage : {}), cost } }) }] : []),
-              event,
-            ],
+            closing: (cost) =>
+              (last
+                ? writeSse({ event: 'message_delta', data: JSON.stringify({ ...last, usage: { ...(isRecord(last.usage) ? last.usage : {}), cost } }) })
+                : '') + event.raw,
           }
         }
         default:
-          return write(event)
+          return passOn(event)
       }
     },
     end: () => ({ kind: 'fail', cause: new Error('the upstream stream ended before message_stop') }),
     soFar,
-    failure: (error) => [{ event: 'error', data: JSON.stringify(errorBody(error, 'messages')) }],
+    failure: (error) => writeSse({ event: 'error', data: JSON.stringify(errorBody(error, 'messages')) }),
   }
 }
 

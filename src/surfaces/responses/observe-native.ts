@@ -3,7 +3,7 @@ import type { Usage } from '../../canonical/usage'
 import { estimatedUsage } from '../../dispatch/stream-relay'
 import type { StreamedSoFar, StreamObserver, StreamStep } from '../../dispatch/surface'
 import { responsesStreamError } from '../../errors/render'
-import type { SseEvent } from '../../http/sse'
+import { type FramedSseEvent, writeSse } from '../../http/sse'
 import { isRecord } from '../../util/is-record'
 import { parseJsonObject } from '../../util/parse-json-object'
 
@@ -23,7 +23,7 @@ const TERMINAL = new Set(['response.completed', 'response.incomplete'])
  * error event is the upstream's own failure, released and passed on; a stream that just stops
  * is broken.
  */
-export function observeResponsesStream(view: ResponsesStreamView): StreamObserver<SseEvent> {
+export function observeResponsesStream(view: ResponsesStreamView): StreamObserver<FramedSseEvent> {
   let outputTokens = 0
   let sequence = 0
   const soFar = (): StreamedSoFar => ({ usage: estimatedUsage(view.inputTokens, outputTokens), source: 'estimate' })
@@ -33,7 +33,7 @@ export function observeResponsesStream(view: ResponsesStreamView): StreamObserve
   return {
     step(event): StreamStep {
       const data = parseJsonObject(event.data)
-      if (!data) return { kind: 'write', events: [event] }
+      if (!data) return { kind: 'write', text: event.raw }
       const type = typeof data.type === 'string' ? data.type : (event.event ?? '')
       if (typeof data.sequence_number === 'number') sequence = data.sequence_number + 1
       if (type === 'response.output_text.delta' && typeof data.delta === 'string') outputTokens += estimateTextTokens(data.delta)
@@ -43,22 +43,21 @@ export function observeResponsesStream(view: ResponsesStreamView): StreamObserve
         return {
           kind: 'settle',
           soFar: usage ? { usage, source: 'provider' } : soFar(),
-          closing: (cost) => [
-            {
+          closing: (cost) =>
+            writeSse({
               event: type,
               data: JSON.stringify({
                 ...data,
                 response: { ...response, model: view.shownModel, usage: { ...(isRecord(response.usage) ? response.usage : {}), cost } },
               }),
-            },
-          ],
+            }),
         }
       }
-      if (type === 'response.failed' || type === 'error') return { kind: 'release', events: [{ event: type, data: JSON.stringify(withModel(data)) }] }
-      return { kind: 'write', events: [data.response ? { event: type, data: JSON.stringify(withModel(data)) } : event] }
+      if (type === 'response.failed' || type === 'error') return { kind: 'release', text: writeSse({ event: type, data: JSON.stringify(withModel(data)) }) }
+      return { kind: 'write', text: data.response ? writeSse({ event: type, data: JSON.stringify(withModel(data)) }) : event.raw }
     },
     end: () => ({ kind: 'fail', cause: new Error('the upstream stream ended before response.completed') }),
     soFar,
-    failure: (error) => [{ event: 'error', data: JSON.stringify(responsesStreamError(error, sequence)) }],
+    failure: (error) => writeSse({ event: 'error', data: JSON.stringify(responsesStreamError(error, sequence)) }),
   }
 }

@@ -1,0 +1,157 @@
+import { StreamIdleTimeoutError } from '../errors/kinds'
+import { type FramedSseEvent, SseFramer } from '../http/sse'
+
+/**
+ * Where a relay (stream-relay.ts) reads from: a batch of items per read, as the upstream sent
+ * them, so one network chunk holding many events costs one read and one write.
+ */
+export interface StreamSource<Item> {
+  /** The next items (possibly none), or undefined at the upstream's end; throws when the upstream breaks. */
+  read(): Promise<Item[] | undefined>
+  /** The relay is done reading: whatever the source still watches (its silence clock) stops. */
+  close(): void
+}
+
+/**
+ * A native upstream's event stream, read straight from the response body: no stream in between,
+ * one decode per network chunk, events framed in place (http/sse.ts, which also bounds their
+ * size: an oversized event stops the upstream and fails the read).
+ *
+ * The silence deadline (the provider's `streamIdleTimeoutMs`, as http/idle-timeout.ts applies
+ * to every other upstream read) runs only while a read is pending, so a client that reads slowly
+ * never counts against the upstream. One timer per stream checks it rather than one per read:
+ * a stream relays thousands of chunks and a timer each would cost more than the relay itself.
+ * On timeout the upstream request is aborted and the pending read fails with
+ * StreamIdleTimeoutError.
+ */
+export function sseSource(body: ReadableStream<Uint8Array>, idleMs: number, abortUpstream: () => void): StreamSource<FramedSseEvent> {
+  const reader = body.getReader()
+  const decoder = new TextDecoder()
+  const framer = new SseFramer()
+  const clock = silenceClock(idleMs, (silence) => {
+    abortUpstream()
+    // The pending read ends with the cancel; it reports the silence.
+    reader.cancel(silence).catch(() => {})
+  })
+
+  return {
+    async read() {
+      if (clock.stopped) return undefined
+      const next = await clock.timed(reader.read())
+      if (next.done) {
+        clock.stop()
+        return [...framer.push(decoder.decode()), ...framer.end()]
+      }
+      try {
+        return framer.push(decoder.decode(next.value, { stream: true }))
+      } catch (error) {
+        // An event past the size bound: the upstream is stopped, nothing more is read.
+        clock.stop()
+        abortUpstream()
+        reader.cancel(error).catch(() => {})
+        throw error
+      }
+    },
+    close: () => clock.stop(),
+  }
+}
+
+/**
+ * The upstream body under the same silence deadline, for a translated route's decoder: like
+ * http/idle-timeout.ts, but with one timer per stream rather than one per read.
+ */
+export function silenceWatched(body: ReadableStream<Uint8Array>, idleMs: number, abortUpstream: () => void): ReadableStream<Uint8Array> {
+  const reader = body.getReader()
+  const clock = silenceClock(idleMs, (silence) => {
+    abortUpstream()
+    reader.cancel(silence).catch(() => {})
+  })
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        try {
+          const next = await clock.timed(reader.read())
+          if (next.done) {
+            clock.stop()
+            controller.close()
+          } else controller.enqueue(next.value)
+        } catch (error) {
+          controller.error(error)
+        }
+      },
+      cancel(reason) {
+        clock.stop()
+        return reader.cancel(reason)
+      },
+    },
+    // Read one chunk at a time, only when asked: the clock measures the upstream, not a queue.
+    { highWaterMark: 0 },
+  )
+}
+
+interface SilenceClock {
+  /** `read` under the deadline: it fails with StreamIdleTimeoutError when the upstream stayed silent (and stops the clock when it fails). */
+  timed<T>(read: Promise<T>): Promise<T>
+  stop(): void
+  readonly stopped: boolean
+}
+
+/**
+ * Measures how long each read waits, with one timer that, when it fires, either finds the read
+ * waiting past `idleMs` (then `onSilence` runs and the read fails) or sets itself again for the
+ * rest of the time. Nothing runs while no read is pending.
+ */
+function silenceClock(idleMs: number, onSilence: (silence: StreamIdleTimeoutError) => void): SilenceClock {
+  let waitingSince = 0
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let silence: StreamIdleTimeoutError | undefined
+  let stopped = false
+  const check = () => {
+    timer = undefined
+    if (waitingSince === 0 || stopped) return
+    const waited = performance.now() - waitingSince
+    if (waited < idleMs) {
+      timer = setTimeout(check, idleMs - waited)
+      return
+    }
+    silence = new StreamIdleTimeoutError(`The upstream stream sent nothing for ${idleMs} ms.`)
+    onSilence(silence)
+  }
+  const stop = () => {
+    stopped = true
+    if (timer) clearTimeout(timer)
+    timer = undefined
+  }
+  return {
+    async timed(read) {
+      waitingSince = performance.now()
+      if (!timer) timer = setTimeout(check, idleMs)
+      try {
+        const result = await read
+        if (silence) throw silence
+        return result
+      } catch (error) {
+        stop()
+        throw silence ?? error
+      } finally {
+        waitingSince = 0
+      }
+    },
+    stop,
+    get stopped() {
+      return stopped
+    },
+  }
+}
+
+/** Items from an async iterable (a translated route's canonical parts), one per read. */
+export function iterableSource<Item>(items: AsyncIterable<Item>): StreamSource<Item> {
+  const iterator = items[Symbol.asyncIterator]()
+  return {
+    async read() {
+      const next = await iterator.next()
+      return next.done ? undefined : [next.value]
+    },
+    close: () => undefined,
+  }
+}

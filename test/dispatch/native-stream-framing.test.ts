@@ -1,0 +1,194 @@
+import { describe, expect, test } from 'bun:test'
+import { estimateTextTokens } from '../../src/billing/estimator'
+import { usageOf } from '../../src/canonical/usage'
+import { sseSource } from '../../src/dispatch/stream-sources'
+import type { StreamObserver } from '../../src/dispatch/surface'
+import { UpstreamError } from '../../src/errors/kinds'
+import { type FramedSseEvent, MAX_SSE_EVENT_CHARS } from '../../src/http/sse'
+import { observeChatStream, scanPlainChunk } from '../../src/surfaces/chat-completions/observe-native'
+import { observeMessagesStream } from '../../src/surfaces/messages/observe-native'
+
+const encoder = new TextEncoder()
+
+function bodyOf(chunks: Uint8Array[]): ReadableStream<Uint8Array> {
+  return new ReadableStream({
+    start(controller) {
+      for (const chunk of chunks) controller.enqueue(chunk)
+      controller.close()
+    },
+  })
+}
+
+/** Everything a relay would write for `chunks` (the closing text settled at a fixed cost), and what it would bill on abandon. */
+async function relayText(chunks: Uint8Array[], observer: StreamObserver<FramedSseEvent>): Promise<{ text: string; outputTokens: number; settled: string }> {
+  const source = sseSource(bodyOf(chunks), 10_000, () => undefined)
+  let text = ''
+  for (let items = await source.read(); items !== undefined; items = await source.read()) {
+    for (const item of items) {
+      const step = observer.step(item)
+      if (step.kind !== 'write') throw new Error(`unexpected ${step.kind}`)
+      text += step.text
+    }
+  }
+  const outputTokens = observer.soFar().usage.outputTokens
+  const end = observer.end()
+  if (end.kind !== 'settle') throw new Error(`ended with ${end.kind}`)
+  return { text: text + end.closing(0.25), outputTokens, settled: JSON.stringify(end.soFar) }
+}
+
+const chatObserver = (clientWantsUsage = true) =>
+  observeChatStream({
+    shownModel: 'test/cheap',
+    inputTokens: 7,
+    clientWantsUsage,
+    usageOf: (reported) => {
+      const fields = reported as { prompt_tokens?: number; completion_tokens?: number }
+      return typeof fields.prompt_tokens === 'number' ? usageOf({ inputTokens: fields.prompt_tokens, outputTokens: fields.completion_tokens ?? 0 }) : undefined
+    },
+  })
+
+const base = '"id":"chatcmpl-1","object":"chat.completion.chunk","created":1741569952,"model":"cheap-upstream","system_fingerprint":"fp"'
+const chunk = (delta: string, finish = 'null') =>
+  `data: {${base},"choices":[{"index":0,"delta":${delta},"logprobs":null,"finish_reason":${finish}}],"usage":null}\n\n`
+const CHAT_STREAM = [
+  chunk('{"role":"assistant","content":"","refusal":null}'),
+  chunk('{"content":"Hello, "}'),
+  chunk('{"content":"wörld \\"quoted\\" \\\\ \\u00e9\\n"}'),
+  chunk('{"content":"done."}'),
+  chunk('{}', '"stop"'),
+  `data: {${base},"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":5,"total_tokens":17}}\n\n`,
+  'data: [DONE]\n\n',
+].join('')
+
+describe('native streams: framing and observation', () => {
+  test('chat: an event split at every byte boundary gives the same bytes and the same counts', async () => {
+    const bytes = encoder.encode(CHAT_STREAM)
+    const whole = await relayText([bytes], chatObserver())
+    // The client's view: the upstream's chunks with the catalogue model and no usage:null, then the usage chunk with the cost.
+    const data = whole.text.split('\n\n').filter(Boolean)
+    expect(data.at(-1)).toBe('data: [DONE]')
+    const shown = data.slice(0, -1).map((line) => JSON.parse(line.slice(6)))
+    expect(shown.every((each) => each.model === 'test/cheap')).toBe(true)
+    expect(shown.slice(0, -1).every((each) => !('usage' in each))).toBe(true)
+    expect(shown.at(-1).usage).toEqual({ prompt_tokens: 12, completion_tokens: 5, total_tokens: 17, cost: 0.25 })
+    expect(shown.map((each) => each.choices[0]?.delta?.content ?? '').join('')).toBe('Hello, wörld "quoted" \\ é\ndone.')
+    // Before the usage chunk, the gateway's own count is the estimate of exactly the delta texts.
+    const expectedTokens = ['', 'Hello, ', 'wörld "quoted" \\ é\n', 'done.'].reduce((sum, text) => sum + estimateTextTokens(text), 0)
+    for (let split = 1; split < bytes.length; split++) {
+      const parts = await relayText([bytes.slice(0, split), bytes.slice(split)], chatObserver())
+      expect(parts).toEqual(whole)
+    }
+    // One byte per network chunk.
+    expect(
+      await relayText(
+        Array.from(bytes, (byte) => Uint8Array.of(byte)),
+        chatObserver(),
+      ),
+    ).toEqual(whole)
+    expect(whole.settled).toContain('"source":"provider"')
+    // Cut before the finish: what an abandoned stream is billed.
+    const estimate = chatObserver()
+    const source = sseSource(bodyOf([encoder.encode(CHAT_STREAM.slice(0, CHAT_STREAM.indexOf(chunk('{}', '"stop"'))))]), 10_000, () => undefined)
+    for (let items = await source.read(); items !== undefined; items = await source.read()) for (const item of items) estimate.step(item)
+    expect(estimate.soFar()).toEqual({ usage: usageOf({ inputTokens: 7, outputTokens: expectedTokens }), source: 'estimate' })
+  })
+
+  test('chat: many events coalesced into one network chunk, with CRLF line ends, give the same events', async () => {
+    const crlf = CHAT_STREAM.replaceAll('\n', '\r\n')
+    const bytes = encoder.encode(crlf)
+    const expected = await relayText([encoder.encode(CHAT_STREAM)], chatObserver())
+    expect(await relayText([bytes], chatObserver())).toEqual(expected)
+    for (let split = 1; split < bytes.length; split += 3) expect(await relayText([bytes.slice(0, split), bytes.slice(split)], chatObserver())).toEqual(expected)
+  })
+
+  test('chat: the scanned chunk is what a parse and a rewrite would show, with the same content', () => {
+    const shownJson = JSON.stringify('test/cheap')
+    const cases = [
+      `{${base},"choices":[{"index":0,"delta":{"content":"a \\"b\\" \\\\"},"logprobs":null,"finish_reason":null}],"usage":null}`,
+      `{"usage":null,${base},"choices":[{"index":0,"delta":{"content":null},"finish_reason":null}]}`,
+      `{${base},"choices":[{"index":0,"delta":{"role":"assistant"},"finish_reason":null}]}`,
+      `{${base},"choices":[{"index":0,"delta":{"content":"\\ud83d\\ude00 emoji"},"finish_reason":null}]}`,
+    ]
+    for (const data of cases) {
+      const scanned = scanPlainChunk(data, shownJson)
+      if (!scanned) throw new Error(`not scanned: ${data}`)
+      const { usage: _usage, ...parsed } = JSON.parse(data)
+      expect(JSON.parse(scanned.text)).toEqual({ ...parsed, model: 'test/cheap' })
+      const content = parsed.choices[0].delta.content
+      expect(scanned.content).toBe(typeof content === 'string' ? content : undefined)
+    }
+    // Anything uncommon takes the parsing path.
+    for (const data of [
+      `{${base},"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]}`,
+      `{${base},"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]},"finish_reason":null}]}`,
+      `{${base},"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null},{"index":1,"delta":{"content":"y"},"finish_reason":null}]}`,
+      `{${base},"choices":[],"usage":{"prompt_tokens":1}}`,
+      `{"id":"x","model": "spaced","choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null}]}`,
+      `{${base},"error":{"message":"boom"}}`,
+    ])
+      expect(scanPlainChunk(data, shownJson)).toBeUndefined()
+  })
+
+  test('messages: events pass through byte for byte except message_start and the held message_delta', async () => {
+    const event = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
+    const delta = event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Hi there' } })
+    const stream = [
+      event('message_start', { message: { id: 'msg', model: 'claude-upstream', usage: { input_tokens: 9, output_tokens: 1 } } }),
+      event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+      delta,
+      event('content_block_stop', { index: 0 }),
+      event('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 3 } }),
+      event('message_stop', {}),
+    ].join('')
+    const observer = () =>
+      observeMessagesStream({
+        shownModel: 'anthropic/claude-test',
+        inputTokens: 4,
+        usageOf: (reported) => {
+          const fields = reported as { input_tokens?: number; output_tokens?: number }
+          return typeof fields.input_tokens === 'number' ? usageOf({ inputTokens: fields.input_tokens, outputTokens: fields.output_tokens ?? 0 }) : undefined
+        },
+      })
+    const bytes = encoder.encode(stream)
+    const run = async (chunks: Uint8Array[]) => {
+      const watched = observer()
+      const source = sseSource(bodyOf(chunks), 10_000, () => undefined)
+      let text = ''
+      for (let items = await source.read(); items !== undefined; items = await source.read())
+        for (const item of items) {
+          const step = watched.step(item)
+          if (step.kind === 'write') text += step.text
+          else if (step.kind === 'settle') text += step.closing(0.5)
+        }
+      return text
+    }
+    const whole = await run([bytes])
+    expect(whole).toContain(delta)
+    expect(whole).toContain('"model":"anthropic/claude-test"')
+    expect(whole).toContain('"cost":0.5')
+    for (let split = 1; split < bytes.length; split += 2) expect(await run([bytes.slice(0, split), bytes.slice(split)])).toBe(whole)
+  })
+
+  test('an upstream event that never ends fails the read past the bound, and the upstream is stopped', async () => {
+    let stopped = false
+    let sent = 0
+    const endless = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        sent += 64 * 1024
+        controller.enqueue(encoder.encode(sent === 64 * 1024 ? `data: ${'x'.repeat(64 * 1024 - 6)}` : 'x'.repeat(64 * 1024)))
+      },
+    })
+    const source = sseSource(endless, 10_000, () => {
+      stopped = true
+    })
+    let failure: unknown
+    try {
+      for (let items = await source.read(); items !== undefined; items = await source.read()) expect(items).toEqual([])
+    } catch (error) {
+      failure = error
+    }
+    expect(failure).toBeInstanceOf(UpstreamError)
+    expect(stopped).toBe(true)
+    expect(sent).toBeLessThanOrEqual(MAX_SSE_EVENT_CHARS + 2 * 64 * 1024)
+  })
+})
