@@ -134,6 +134,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<number> {
       ipc: (message) => receive(slot, message),
     })
     slot.process = child
+    logEvent('info', 'worker started', { worker: slot.index, pid: child.pid })
     void child.exited.then(() => exited(slot, child))
   }
 
