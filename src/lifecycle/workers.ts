@@ -151,7 +151,11 @@ export async function runPrimary(options: PrimaryOptions): Promise<number> {
     const lived = Date.now() - slot.startedAt
     slot.fastFailures = lived < FAST_FAILURE_MS ? slot.fastFailures + 1 : 0
     if (slot.fastFailures >= MAX_FAST_FAILURES) {
-      logEvent('error', `worker ${slot.index} died ${MAX_FAST_FAILURES} times in a row within ${FAST_FAILURE_MS / 1000} s of starting: stopping the instance`, fields)
+      logEvent(
+        'error',
+        `worker ${slot.index} died ${MAX_FAST_FAILURES} times in a row within ${FAST_FAILURE_MS / 1000} s of starting: stopping the instance`,
+        fields,
+      )
       failed = true
       stopAll('SIGTERM')
       if (slots.every((each) => each.process === undefined)) finish(1)

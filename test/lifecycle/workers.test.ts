@@ -218,7 +218,7 @@ describe('serve --workers N', () => {
     async () => {
       const target = await startWorkers()
       const account = await target.admin('POST', '/accounts', { name: 'limited' })
-      await target.admin('POST', `/accounts/${account.id}/credits`, { amount: 10 })
+      await target.admin('POST', `/accounts/${account.id}/credits`, { amount: 100 })
       const { key } = await target.admin('POST', '/keys', { account_id: account.id, env: 'prod', rpm: 5 })
       upstream.always({ usage: { prompt_tokens: 10, completion_tokens: 8 } })
       const statuses = await Promise.all(Array.from({ length: 12 }, () => post(target, key, chat('test/cheap')).then((response) => response.status)))
