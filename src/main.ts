@@ -144,7 +144,8 @@ async function serve(
  * instance with it: exit now, the sweep releases what was held.
  */
 function exitNow(signal: NodeJS.Signals | 'primary gone', log: { flush(): void }): never {
-  logEvent('warn', 'exiting now: requests in flight are cut and their holds lapse to the sweep', { signal })
+  const why = signal === 'primary gone' ? 'the primary process is gone' : 'second signal during the drain'
+  logEvent('warn', `${why}: exiting now, requests in flight are cut and their holds lapse to the sweep`, { signal })
   log.flush()
   process.exit(signal === 'SIGINT' ? 130 : 143)
 }
