@@ -50,6 +50,8 @@ async function main(args: string[]): Promise<number> {
     }
   }
   // N > 1: this process is the primary and serves nothing itself; N = 1 is the plain gateway.
+  // The primary has already re-executed itself above with the fetch variable set: its workers
+  // inherit that environment, so they never re-execute (which would sever their IPC channel).
   if (command === 'serve' && !worker && config.workers > 1) {
     return runPrimary({ config, workers: config.workers, version: packageJson.version, command: ownCommand() })
   }

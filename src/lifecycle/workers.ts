@@ -191,7 +191,9 @@ export async function runPrimary(options: PrimaryOptions): Promise<number> {
   await new Promise((resolve) => setImmediate(resolve))
   logEvent('info', 'starting workers', { workers, port })
   for (const slot of slots) spawn(slot)
-  return finished
+  const code = await finished
+  logEvent('info', 'exit', { code, workers })
+  return code
 }
 
 function exitCodeFor(signal: NodeJS.Signals | undefined): number {

@@ -207,10 +207,33 @@ describe('serve --workers N', () => {
       expect(text).toContain('[DONE]')
       expect(await target.child.exited).toBe(0)
       expect(target.lines.filter((line) => line.message === 'draining: /v1/readyz answers 503, requests are still served')).toHaveLength(2)
-      expect(target.lines.filter((line) => line.message === 'exit' && line.code === 0)).toHaveLength(2)
+      // Two workers' exits and then the primary's (which names how many workers it ran).
+      expect(target.lines.filter((line) => line.message === 'exit' && line.code === 0 && line.workers === undefined)).toHaveLength(2)
+      expect(target.lines.filter((line) => line.message === 'exit').at(-1)).toMatchObject({ code: 0, workers: 2 })
       expect(target.lines.filter((line) => line.message === 'worker died: restarting it; its open holds lapse to the sweep')).toHaveLength(0)
     },
     90_000,
+  )
+
+  test.skipIf(!postgres)(
+    'workers do not outlive a primary killed outright',
+    async () => {
+      const target = await startWorkers()
+      const pids = target.lines.filter((line) => line.message === 'worker started').map((line) => Number(line.pid))
+      expect(pids).toHaveLength(2)
+      target.signal('SIGKILL')
+      const alive = (pid: number) => {
+        try {
+          process.kill(pid, 0)
+          return true
+        } catch {
+          return false
+        }
+      }
+      await waitUntil(() => !pids.some(alive), 10_000)
+      expect(target.lines.filter((line) => String(line.message).startsWith('the primary process is gone'))).toHaveLength(2)
+    },
+    60_000,
   )
 
   test.skipIf(!postgres)(
