@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { creditsToMicros } from './billing/money'
 import { builtinCatalog } from './catalog/builtin'
@@ -42,6 +43,8 @@ export interface Config {
   aliases: AliasEntry[]
   /** Where spans are exported (OTLP over HTTP), when an OTLP endpoint is set (docs/operations.md#traces). */
   traces: TracesConfig | undefined
+  /** Processes `serve` runs on the one port (docs/operations.md#workers); `--workers` overrides it. */
+  workers: number
 }
 
 export interface TracesConfig {
@@ -107,6 +110,8 @@ const EnvSchema = Type.Object({
   OTEL_SERVICE_NAME: Type.Optional(Type.String()),
   TOLLGATE_DRAIN_SECONDS: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}(\\.[0-9]{1,3})?$' })),
   TOLLGATE_SHUTDOWN_TIMEOUT_SECONDS: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}(\\.[0-9]{1,3})?$' })),
+  // Checked by workerCount, whose message names the variable and the rule.
+  TOLLGATE_WORKERS: Type.Optional(Type.String()),
 })
 
 type Env = Record<string, string | undefined>
@@ -148,7 +153,30 @@ export function loadConfig(env: Env = process.env): Config {
     models: catalog.models,
     aliases: catalog.aliases ?? [],
     traces: tracesConfig(vars),
+    workers: workerCount(vars.TOLLGATE_WORKERS, 'TOLLGATE_WORKERS', vars.DATABASE_URL),
   }
+}
+
+/** More processes than this is a typo, not a machine: each worker holds its own database pool. */
+export const MAX_WORKERS = 256
+
+/**
+ * The number of `serve` processes (docs/operations.md#workers): every core on Postgres, one on
+ * the embedded database, which only one process can open. `setting` names where the value came
+ * from (`TOLLGATE_WORKERS` or `--workers`) so the error points at it.
+ */
+export function workerCount(value: string | undefined, setting: string, databaseUrl: string | undefined): number {
+  if (value === undefined) return databaseUrl ? Math.min(availableParallelism(), MAX_WORKERS) : 1
+  if (!/^[0-9]{1,4}$/.test(value) || Number(value) < 1 || Number(value) > MAX_WORKERS) {
+    throw new ConfigError(`${setting} must be a whole number from 1 to ${MAX_WORKERS} (got ${JSON.stringify(value.slice(0, 40))})`)
+  }
+  const count = Number(value)
+  if (count > 1 && !databaseUrl) {
+    throw new ConfigError(
+      `${setting}=${count}: the embedded database is single-process; several workers need Postgres (set DATABASE_URL) or set ${setting} to 1`,
+    )
+  }
+  return count
 }
 
 /**

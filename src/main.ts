@@ -5,18 +5,23 @@ import { SERVER_BODY_LIMIT } from './http/body-limits'
 import { bufferedLog } from './http/buffered-log'
 import { isLongRunning } from './http/long-requests'
 import { ensureUpstreamConcurrency } from './http/upstream-concurrency'
-import { ConfigError, loadConfig, type Config } from './config'
+import { ConfigError, loadConfig, workerCount, type Config } from './config'
+import { IpcHitCounter } from './auth/ipc-hit-counter'
+import { localMetrics, usePeerMetrics } from './endpoints/metrics'
+import type { LogSink } from './http/request-log'
+import { WorkerLink } from './lifecycle/worker-link'
+import { ownCommand, runPrimary } from './lifecycle/workers'
 import { migrate } from './db/migrate'
 import { drainAndStop } from './lifecycle/shutdown'
 import { reloadCatalog } from './lifecycle/reload'
 import { logEvent } from './observability/log'
 import { logStartSummary } from './lifecycle/start-summary'
 import { openConfiguredDatabase } from './db/open'
-import { createServices } from './services'
+import { createServices, type Services } from './services'
 import { runDemo } from './demo/run-demo'
 import packageJson from '../package.json'
 
-const USAGE = `usage: tollgate [serve]          serve the gateway (default)
+const USAGE = `usage: tollgate [serve] [--workers N]  serve the gateway (default); N processes share the port (docs/operations.md#workers)
        tollgate migrate          apply database migrations and exit
        tollgate admin <command>  run an admin operation on the database
        tollgate demo             serve a throwaway demo: a local echo provider and a funded key, no account needed
@@ -31,8 +36,9 @@ async function main(args: string[]): Promise<number> {
     return 2
   }
   if (command === 'demo') return runDemo(process.env, serve, (text) => console.log(text))
-  const config = loadConfig()
+  const config = withWorkersFlag(loadConfig(), command === 'serve' ? rest : [])
   if (command === 'admin' && rest.length === 0) return print(adminUsage(), 2)
+  const worker = command === 'serve' ? WorkerLink.fromEnvironment() : undefined
   // Before anything opens a file or a socket: this may replace the process (see the module).
   if (command === 'serve') {
     const outcome = ensureUpstreamConcurrency(config.maxUpstreamConnections)
@@ -43,8 +49,14 @@ async function main(args: string[]): Promise<number> {
       )
     }
   }
+  // N > 1: this process is the primary and serves nothing itself; N = 1 is the plain gateway.
+  // The primary has already re-executed itself above with the fetch variable set: its workers
+  // inherit that environment, so they never re-execute (which would sever their IPC channel).
+  if (command === 'serve' && !worker && config.workers > 1) {
+    return runPrimary({ config, workers: config.workers, version: packageJson.version, command: ownCommand() })
+  }
   const database = await openConfiguredDatabase(config)
-  if (command === 'serve') return serve(config, database)
+  if (command === 'serve') return serve(config, database, undefined, worker)
   try {
     if (command === 'migrate') {
       await migrate(database.db)
@@ -60,13 +72,19 @@ async function main(args: string[]): Promise<number> {
   }
 }
 
-async function serve(config: Config, database: Awaited<ReturnType<typeof openConfiguredDatabase>>, onListening?: (url: URL) => void): Promise<number> {
+async function serve(
+  config: Config,
+  database: Awaited<ReturnType<typeof openConfiguredDatabase>>,
+  onListening?: (url: URL) => void,
+  worker?: WorkerLink,
+): Promise<number> {
   // A closed stdout (a supervisor gone) must not take the gateway down with it.
   process.stdout.on('error', () => {})
   const services = createServices({ config, database })
   // Signals are handled before the listener opens (docs/operations.md#shutdown): SIGTERM and
   // SIGINT drain, SIGHUP reloads the config (docs/operations.md#reload).
   const log = bufferedLog((block) => process.stdout.write(block))
+  if (worker) joinInstance(worker, services, () => exitNow('primary gone', log))
   let draining = false
   const shutdownSignal = new Promise<NodeJS.Signals>((resolve) => {
     const onSignal = (signal: NodeJS.Signals) => {
@@ -88,12 +106,14 @@ async function serve(config: Config, database: Awaited<ReturnType<typeof openCon
   if (database.kind === 'pglite') await services.sweeper.expire({ everyOpenHold: true })
   services.sweeper.start()
   const gateway = createApp(services, {
-    log,
+    log: worker ? workerLog(log, worker.index) : log,
     version: packageJson.version,
   })
   const server = Bun.serve({
     hostname: config.host,
     port: config.port,
+    // The workers of `serve --workers N` share the port; the kernel spreads connections over them.
+    reusePort: worker !== undefined,
     fetch(request, server) {
       if (isLongRunning(request)) server.timeout(request, 0)
       return gateway.handle(request)
@@ -102,8 +122,13 @@ async function serve(config: Config, database: Awaited<ReturnType<typeof openCon
     idleTimeout: 255,
     maxRequestBodySize: SERVER_BODY_LIMIT,
   })
-  console.log(JSON.stringify({ level: 'info', message: 'listening', url: server.url.href, database: database.kind }))
-  logStartSummary({ version: packageJson.version, config, listen: server.url.href })
+  if (worker) {
+    // The primary prints the one listening line and the summary once every worker listens.
+    worker.listening(server.url.href)
+  } else {
+    console.log(JSON.stringify({ level: 'info', message: 'listening', url: server.url.href, database: database.kind }))
+    logStartSummary({ version: packageJson.version, config, listen: server.url.href })
+  }
   onListening?.(server.url)
   const signal = await shutdownSignal
   await drainAndStop(signal, server, services, config)
@@ -116,11 +141,42 @@ async function serve(config: Config, database: Awaited<ReturnType<typeof openCon
   return 0
 }
 
-/** A second signal is an operator who will not wait: exit now, the sweep releases what was held. */
-function exitNow(signal: NodeJS.Signals, log: { flush(): void }): never {
-  logEvent('warn', 'second signal during the drain: exiting now, requests in flight are cut and their holds lapse to the sweep', { signal })
+/**
+ * A second signal is an operator who will not wait, and a primary killed outright took the
+ * instance with it: exit now, the sweep releases what was held.
+ */
+function exitNow(signal: NodeJS.Signals | 'primary gone', log: { flush(): void }): never {
+  const why = signal === 'primary gone' ? 'the primary process is gone' : 'second signal during the drain'
+  logEvent('warn', `${why}: exiting now, requests in flight are cut and their holds lapse to the sweep`, { signal })
   log.flush()
   process.exit(signal === 'SIGINT' ? 130 : 143)
+}
+
+/**
+ * A worker of `serve --workers N` (docs/operations.md#workers): its rate-limit counts are kept by
+ * the primary (unless Redis keeps them for every instance), its /metrics describe the whole
+ * instance, and it does not outlive its primary.
+ */
+function joinInstance(worker: WorkerLink, services: Services, primaryGone: () => void): void {
+  if (!services.config.redisUrl) services.rateLimiter.useCounter(new IpcHitCounter(worker))
+  worker.answerMetricsWith(() => localMetrics(services))
+  usePeerMetrics({ gather: (deadlineMs) => worker.gatherMetrics(deadlineMs) })
+  worker.onPrimaryGone(primaryGone)
+}
+
+/** Request log lines of a worker name it (its slot and its process id): `{"worker":2,"pid":4711,…}`. */
+function workerLog(log: LogSink, index: number): LogSink {
+  const prefix = `{"worker":${index},"pid":${process.pid},`
+  return (line) => log(line.startsWith('{"') ? `${prefix}${line.slice(1)}` : line)
+}
+
+/** `serve --workers N` (or `--workers=N`) overrides TOLLGATE_WORKERS. */
+function withWorkersFlag(config: Config, args: string[]): Config {
+  const at = args.findIndex((arg) => arg === '--workers' || arg.startsWith('--workers='))
+  if (at < 0) return config
+  const flag = args[at] ?? ''
+  const value = flag.includes('=') ? flag.slice(flag.indexOf('=') + 1) : (args[at + 1] ?? '')
+  return { ...config, workers: workerCount(value, '--workers', config.databaseUrl) }
 }
 
 function print(text: string, code = 0): number {

@@ -152,9 +152,18 @@ export class RateLimiter {
   private lastWarning = 0
 
   constructor(
-    private readonly counter: HitCounter,
+    private counter: HitCounter,
     private readonly now: () => number,
   ) {}
+
+  /**
+   * Counts in `counter` from now on: a worker without Redis counts in its primary, so the limits
+   * hold across every worker of the instance (docs/operations.md#workers).
+   */
+  useCounter(counter: HitCounter): void {
+    this.counter.close()
+    this.counter = counter
+  }
 
   async checkRequest(key: ApiKeyRow): Promise<void> {
     if (key.rpm === null && key.tpm === null) return

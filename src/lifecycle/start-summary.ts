@@ -19,6 +19,8 @@ export interface StartFacts {
   config: Config
   /** The address the listener took (`http://127.0.0.1:8080/`). */
   listen: string
+  /** Worker processes of `serve --workers N`, named in the summary when more than one. */
+  workers?: number
 }
 
 /** The summary and the warnings, in the order they are logged. */
@@ -36,6 +38,7 @@ export function startLines(facts: StartFacts): StartLine[] {
       models: coverage.servedPerProvider,
       models_served: coverage.servedModels,
       aliases_served: coverage.servedAliases,
+      ...(facts.workers !== undefined && facts.workers > 1 ? { workers: facts.workers } : {}),
     },
   }
   return [summary, ...catalogWarnings(config)]

@@ -1,0 +1,46 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+
+/**
+ * What the primary and its workers say to each other over Bun's IPC channel
+ * (docs/operations.md#workers). Each side checks what arrives: a message that does not match is
+ * dropped, as any untrusted input would be.
+ */
+
+/** The environment variable that makes a `serve` process a worker; its value is the worker's slot. */
+export const WORKER_ENV = 'TOLLGATE_WORKER'
+
+const CounterOperation = Type.Object({
+  kind: Type.Literal('counter'),
+  id: Type.Integer(),
+  op: Type.Union([Type.Literal('add'), Type.Literal('read')]),
+  name: Type.String({ maxLength: 200 }),
+  amount: Type.Number({ minimum: 0 }),
+  ttlMs: Type.Integer({ minimum: 1, maximum: 600_000 }),
+})
+
+export const FromWorker = Type.Union([
+  Type.Object({ kind: Type.Literal('listening'), url: Type.String({ maxLength: 300 }) }),
+  CounterOperation,
+  /** Asks the primary for every other worker's metrics. */
+  Type.Object({ kind: Type.Literal('metrics-gather'), id: Type.Integer() }),
+  /** This worker's metrics, answering the primary's `metrics-snapshot`. */
+  Type.Object({ kind: Type.Literal('metrics-reply'), id: Type.Integer(), text: Type.String() }),
+])
+export type FromWorker = Static<typeof FromWorker>
+export type CounterOperation = Static<typeof CounterOperation>
+
+export const FromPrimary = Type.Union([
+  Type.Object({ kind: Type.Literal('counter-reply'), id: Type.Integer(), value: Type.Number() }),
+  Type.Object({ kind: Type.Literal('metrics-snapshot'), id: Type.Integer() }),
+  Type.Object({ kind: Type.Literal('metrics-gathered'), id: Type.Integer(), texts: Type.Array(Type.String()), workers: Type.Integer() }),
+])
+export type FromPrimary = Static<typeof FromPrimary>
+
+export function fromWorker(message: unknown): FromWorker | undefined {
+  return Value.Check(FromWorker, message) ? message : undefined
+}
+
+export function fromPrimary(message: unknown): FromPrimary | undefined {
+  return Value.Check(FromPrimary, message) ? message : undefined
+}

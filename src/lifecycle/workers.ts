@@ -1,0 +1,222 @@
+import { MemoryHitCounter } from '../auth/rate-limit'
+import type { Config } from '../config'
+import { openConfiguredDatabase } from '../db/open'
+import { logEvent } from '../observability/log'
+import { logStartSummary } from './start-summary'
+import { fromWorker, WORKER_ENV, type FromPrimary, type FromWorker } from './worker-messages'
+
+/**
+ * The primary of `serve --workers N` (docs/operations.md#workers): a small process that serves
+ * no request. It migrates the database once, picks the port, starts N workers that share it
+ * (SO_REUSEPORT), keeps the rate-limit counts for all of them, relays metrics between them,
+ * forwards signals, and restarts a worker that dies.
+ */
+
+/** A worker that dies sooner than this after it started counts as a failure to start. */
+export const FAST_FAILURE_MS = 10_000
+/** After this many fast failures in a row of one worker, the primary stops the instance and exits 1. */
+export const MAX_FAST_FAILURES = 5
+/** The wait before restarting after the first fast failure; it doubles with each next one. */
+const FIRST_BACKOFF_MS = 500
+/** How long the primary waits for the other workers' metrics before answering with what came. */
+const METRICS_DEADLINE_MS = 1000
+
+interface Slot {
+  index: number
+  process: ReturnType<typeof Bun.spawn> | undefined
+  startedAt: number
+  fastFailures: number
+  listened: boolean
+  restart: ReturnType<typeof setTimeout> | undefined
+}
+
+export interface PrimaryOptions {
+  config: Config
+  workers: number
+  version: string
+  /** The command that starts this program (the worker runs the same one). */
+  command: string[]
+}
+
+export async function runPrimary(options: PrimaryOptions): Promise<number> {
+  const { config, workers } = options
+  process.stdout.on('error', () => {})
+  // Once, before N workers would race to it (each still checks: migrating is idempotent).
+  const database = await openConfiguredDatabase(config)
+  await database.close()
+  const port = config.port === 0 ? freePort(config.host) : config.port
+  const counter = new MemoryHitCounter(Date.now)
+  const slots: Slot[] = Array.from({ length: workers }, (_, offset) => ({
+    index: offset + 1,
+    process: undefined,
+    startedAt: 0,
+    fastFailures: 0,
+    listened: false,
+    restart: undefined,
+  }))
+  let stopping: NodeJS.Signals | undefined
+  let signalsSeen = 0
+  let failed = false
+  let announced = false
+  let finish: (code: number) => void = () => {}
+  const finished = new Promise<number>((resolve) => {
+    finish = resolve
+  })
+  const gatherings = new Map<number, { texts: string[]; waiting: Set<number>; answer: (texts: string[]) => void }>()
+  let nextGathering = 1
+
+  const send = (slot: Slot, message: FromPrimary) => {
+    try {
+      slot.process?.send(message)
+    } catch {}
+  }
+
+  const receive = (slot: Slot, raw: unknown) => {
+    const message = fromWorker(raw)
+    if (message) void handle(slot, message)
+  }
+
+  const handle = async (slot: Slot, message: FromWorker) => {
+    if (message.kind === 'listening') {
+      slot.listened = true
+      if (announced) logEvent('info', 'worker listening again', { worker: slot.index, pid: slot.process?.pid })
+      else if (slots.every((each) => each.listened)) {
+        announced = true
+        const listen = message.url
+        console.log(JSON.stringify({ level: 'info', message: 'listening', url: listen, database: 'postgres', workers }))
+        logStartSummary({ version: options.version, config, listen, workers })
+      }
+    } else if (message.kind === 'counter') {
+      const value = message.op === 'add' ? await counter.add(message.name, message.amount, message.ttlMs) : await counter.read(message.name)
+      send(slot, { kind: 'counter-reply', id: message.id, value })
+    } else if (message.kind === 'metrics-gather') {
+      const texts = await gatherMetrics(slot)
+      send(slot, { kind: 'metrics-gathered', id: message.id, texts, workers })
+    } else {
+      const gathering = gatherings.get(message.id)
+      if (!gathering?.waiting.delete(slot.index)) return
+      gathering.texts.push(message.text)
+      if (gathering.waiting.size === 0) gathering.answer(gathering.texts)
+    }
+  }
+
+  /** Every live worker's metrics but the asker's, as many as answer within the deadline. */
+  const gatherMetrics = (asker: Slot): Promise<string[]> => {
+    const others = slots.filter((slot) => slot !== asker && slot.process && slot.listened)
+    if (others.length === 0) return Promise.resolve([])
+    const id = nextGathering++
+    return new Promise((resolve) => {
+      const answer = (texts: string[]) => {
+        clearTimeout(timer)
+        gatherings.delete(id)
+        resolve(texts)
+      }
+      const gathering = { texts: [], waiting: new Set(others.map((slot) => slot.index)), answer }
+      const timer = setTimeout(() => answer(gathering.texts), METRICS_DEADLINE_MS)
+      gatherings.set(id, gathering)
+      for (const slot of others) send(slot, { kind: 'metrics-snapshot', id })
+    })
+  }
+
+  const spawn = (slot: Slot) => {
+    slot.restart = undefined
+    slot.listened = false
+    slot.startedAt = Date.now()
+    const child = Bun.spawn(options.command, {
+      env: { ...process.env, PORT: String(port), [WORKER_ENV]: String(slot.index) },
+      stdin: 'ignore',
+      stdout: 'inherit',
+      stderr: 'inherit',
+      // Its own process group: a terminal's Ctrl-C reaches the primary only, which forwards it
+      // once; a worker that got it twice would skip its drain.
+      detached: true,
+      serialization: 'json',
+      ipc: (message) => receive(slot, message),
+    })
+    slot.process = child
+    logEvent('info', 'worker started', { worker: slot.index, pid: child.pid })
+    void child.exited.then(() => exited(slot, child))
+  }
+
+  const exited = (slot: Slot, child: ReturnType<typeof Bun.spawn>) => {
+    if (slot.process !== child) return
+    slot.process = undefined
+    slot.listened = false
+    const fields = { worker: slot.index, pid: child.pid, code: child.exitCode, signal: child.signalCode }
+    if (stopping || failed) {
+      logEvent('info', 'worker exited', fields)
+      if (slots.every((each) => each.process === undefined)) finish(failed ? 1 : signalsSeen > 1 ? exitCodeFor(stopping) : 0)
+      return
+    }
+    const lived = Date.now() - slot.startedAt
+    slot.fastFailures = lived < FAST_FAILURE_MS ? slot.fastFailures + 1 : 0
+    if (slot.fastFailures >= MAX_FAST_FAILURES) {
+      logEvent(
+        'error',
+        `worker ${slot.index} died ${MAX_FAST_FAILURES} times in a row within ${FAST_FAILURE_MS / 1000} s of starting: stopping the instance`,
+        fields,
+      )
+      failed = true
+      stopAll('SIGTERM')
+      if (slots.every((each) => each.process === undefined)) finish(1)
+      return
+    }
+    const delayMs = slot.fastFailures === 0 ? 0 : FIRST_BACKOFF_MS * 2 ** (slot.fastFailures - 1)
+    logEvent('warn', 'worker died: restarting it; its open holds lapse to the sweep', { ...fields, restart_in_ms: delayMs })
+    slot.restart = setTimeout(() => spawn(slot), delayMs)
+  }
+
+  const stopAll = (signal: NodeJS.Signals) => {
+    for (const slot of slots) {
+      clearTimeout(slot.restart)
+      slot.restart = undefined
+      slot.process?.kill(signal)
+    }
+  }
+
+  const onStopSignal = (signal: NodeJS.Signals) => {
+    signalsSeen += 1
+    stopping ??= signal
+    logEvent('info', signalsSeen > 1 ? 'second signal: forwarded, workers exit now' : 'stopping: every worker drains', { signal })
+    stopAll(signal)
+    if (slots.every((each) => each.process === undefined)) finish(0)
+  }
+  process.on('SIGTERM', onStopSignal)
+  process.on('SIGINT', onStopSignal)
+  process.on('SIGHUP', () => {
+    logEvent('info', 'SIGHUP: forwarded to every worker, each reloads the config')
+    for (const slot of slots) slot.process?.kill('SIGHUP')
+  })
+  // Bun installs signal handlers on a later turn of the event loop (see main.ts).
+  await new Promise((resolve) => setImmediate(resolve))
+  logEvent('info', 'starting workers', { workers, port })
+  for (const slot of slots) spawn(slot)
+  const code = await finished
+  logEvent('info', 'exit', { code, workers })
+  return code
+}
+
+function exitCodeFor(signal: NodeJS.Signals | undefined): number {
+  return signal === 'SIGINT' ? 130 : 143
+}
+
+/**
+ * A free port of `host`, when the config asks for any (PORT=0): each worker would otherwise take
+ * a different one. Bound and closed at once; the workers bind it a moment later.
+ */
+function freePort(host: string): number {
+  const probe = Bun.listen({ hostname: host, port: 0, socket: { data() {} } })
+  const port = probe.port
+  probe.stop(true)
+  return port
+}
+
+/**
+ * The command line that started this process, to start a worker with. A compiled binary's
+ * script lives in Bun's embedded file system (`/$bunfs/…`) and is run by the binary itself, so
+ * only the user's arguments follow; `bun [flags] main.ts …` needs its flags and script repeated.
+ */
+export function ownCommand(): string[] {
+  const compiled = Bun.main.startsWith('/$bunfs/')
+  return compiled ? [process.execPath, ...process.argv.slice(2)] : [process.execPath, ...process.execArgv, ...process.argv.slice(1)]
+}

@@ -1,0 +1,294 @@
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { testDatabases, type FreshDatabase } from '../support/databases'
+import { MockUpstream } from '../upstream/mock-upstream'
+import { ADMIN_TOKEN, chat, ChildGateway, type LogLine } from './child-gateway'
+
+/**
+ * `serve --workers N` (docs/operations.md#workers): N processes on one port behind a primary.
+ * Several workers need Postgres (the embedded database is single-process), so those cases run
+ * only when DATABASE_URL names a server; the refusals run everywhere.
+ */
+const postgres = testDatabases.find((candidate) => candidate.kind === 'postgres')
+/** A chat call of 10 input and 8 output tokens at 1000 / 2000 credits per million. */
+const CALL_COST = 0.026
+
+describe('serve --workers N', () => {
+  const upstream = new MockUpstream()
+  let gateway: ChildGateway | undefined
+  let database: FreshDatabase | undefined
+  let configPath: string
+
+  beforeAll(() => {
+    upstream.start()
+    configPath = join(mkdtempSync(join(tmpdir(), 'tollgate-workers-config-')), 'tollgate.json')
+    writeFileSync(
+      configPath,
+      JSON.stringify({
+        providers: { up: { api: 'openai', baseUrl: upstream.baseUrl, apiKey: 'sk-upstream', responsesApi: false } },
+        models: [
+          { id: 'test/cheap', type: 'chat', routes: [{ provider: 'up', model: 'cheap' }], pricing: { input: 1000, output: 2000 }, maxOutputTokens: 1000 },
+        ],
+      }),
+    )
+  })
+  afterAll(() => upstream.stop())
+  afterEach(async () => {
+    gateway?.dispose()
+    gateway = undefined
+    upstream.reset()
+    await database?.close()
+    database = undefined
+  })
+
+  async function startWorkers(env: Record<string, string> = {}): Promise<ChildGateway> {
+    if (!postgres) throw new Error('no Postgres')
+    database = await postgres.open({ migrated: false })
+    gateway = await ChildGateway.start({
+      TOLLGATE_CONFIG: configPath,
+      DATABASE_URL: database.url ?? '',
+      TOLLGATE_WORKERS: '2',
+      TOLLGATE_DRAIN_SECONDS: '0',
+      ...env,
+    })
+    return gateway
+  }
+
+  /** A request on a connection of its own: the kernel picks the worker per connection. */
+  const post = (target: ChildGateway, key: string, body: string) =>
+    target.fetch('/v1/chat/completions', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', connection: 'close' },
+      body,
+      keepalive: false,
+    })
+
+  const chatLines = (target: ChildGateway) => target.lines.filter((line) => line.route === '/v1/chat/completions' && line.pid !== undefined)
+
+  async function waitUntil(condition: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs
+    while (!(await condition())) {
+      if (Date.now() > deadline) throw new Error('condition not met in time')
+      await Bun.sleep(50)
+    }
+  }
+
+  test.skipIf(!postgres)(
+    'two workers: one listening line, both serve, every call billed once, /metrics sums both',
+    async () => {
+      const target = await startWorkers()
+      const { key, accountId } = await target.fundedKey(1000)
+      upstream.always({ usage: { prompt_tokens: 10, completion_tokens: 8 } })
+      const calls = 20
+      const statuses = await Promise.all(Array.from({ length: calls }, () => post(target, key, chat('test/cheap')).then((response) => response.status)))
+      expect(statuses).toEqual(Array(calls).fill(200))
+
+      await waitUntil(() => chatLines(target).length === calls)
+      expect(new Set(chatLines(target).map((line) => line.pid)).size).toBe(2)
+      expect(new Set(chatLines(target).map((line) => line.worker))).toEqual(new Set([1, 2]))
+      expect(target.lines.filter((line) => line.message === 'listening')).toHaveLength(1)
+      expect(target.lines.filter((line) => line.message === 'tollgate started')).toHaveLength(1)
+
+      const wallet = (await target.admin('GET', `/accounts/${accountId}`)).wallet
+      expect(wallet.held).toBe(0)
+      expect(wallet.balance).toBeCloseTo(1000 - calls * CALL_COST, 9)
+
+      const metrics = await (await target.fetch('/metrics', { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text()
+      expect(sampleSum(metrics, 'tollgate_requests_total{route="/v1/chat/completions"')).toBe(calls)
+      expect(sampleSum(metrics, 'tollgate_credits_charged_total{')).toBeCloseTo(calls * CALL_COST, 9)
+      expect(sampleSum(metrics, 'tollgate_workers_reporting')).toBe(2)
+      expect(sampleSum(metrics, 'tollgate_workers ')).toBe(2)
+    },
+    90_000,
+  )
+
+  test.skipIf(!postgres)(
+    'a killed worker is restarted and serves again; its open holds are expired by the sweep',
+    async () => {
+      const target = await startWorkers({ TOLLGATE_HOLD_TTL_SECONDS: '1' })
+      const { key, accountId } = await target.fundedKey(1000)
+      const started = target.lines.filter((line) => line.message === 'worker started')
+      expect(started).toHaveLength(2)
+
+      // Streams in flight on both workers (the kernel spreads connections): each waits a second between words.
+      upstream.always({ text: 'one two three four five six seven eight', chunkDelayMs: 1000, usage: { prompt_tokens: 10, completion_tokens: 8 } })
+      const ended: string[] = []
+      const streams = await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          const response = await post(target, key, chat('test/cheap', true))
+          expect(response.status).toBe(200)
+          const reader = response.body?.getReader()
+          if (!reader) throw new Error('no body')
+          await reader.read()
+          // Wrapped: an async function returning the promise itself would wait for the stream's end.
+          return {
+            outcome: (async () => {
+              // A stream whose worker died ends (or fails) without its closing [DONE] event.
+              let text = ''
+              try {
+                for (;;) {
+                  const { value, done } = await reader.read()
+                  if (done) break
+                  text += new TextDecoder().decode(value)
+                }
+              } catch {}
+              const outcome = text.includes('[DONE]') ? 'finished' : 'cut'
+              ended.push(outcome)
+              return outcome
+            })(),
+          }
+        }),
+      )
+      // Kill worker 1; if no stream went through it, worker 2 as well, so some hold is left open.
+      // A whole stream takes 8 s: one that ends within a second of the kill was cut by it.
+      const killed: LogLine[] = []
+      for (const victim of started) {
+        process.kill(victim.pid, 'SIGKILL')
+        killed.push(victim)
+        await Bun.sleep(1000)
+        if (ended.includes('cut')) break
+      }
+      const outcomes = await Promise.all(streams.map((stream) => stream.outcome))
+      const cut = outcomes.filter((outcome) => outcome === 'cut').length
+      expect(cut).toBeGreaterThan(0)
+
+      // The primary restarts what it lost, and the new processes serve.
+      for (const victim of killed) {
+        await target.waitFor((line) => line.message === 'worker died: restarting it; its open holds lapse to the sweep' && line.pid === victim.pid)
+      }
+      await waitUntil(() => target.lines.filter((line) => line.message === 'worker listening again').length === killed.length)
+      const replacements = target.lines.filter((line) => line.message === 'worker started').slice(2)
+      upstream.always({ usage: { prompt_tokens: 10, completion_tokens: 8 } })
+      let served = 0
+      await waitUntil(async () => {
+        expect((await post(target, key, chat('test/cheap'))).status).toBe(200)
+        served += 1
+        const pids = new Set(chatLines(target).map((line) => line.pid))
+        return replacements.every((line) => pids.has(line.pid))
+      })
+
+      // The killed worker's holds lapse after their TTL: given back, never charged.
+      let wallet = (await target.admin('GET', `/accounts/${accountId}`)).wallet
+      await waitUntil(async () => {
+        wallet = (await target.admin('GET', `/accounts/${accountId}`)).wallet
+        return wallet.held === 0
+      })
+      const finished = outcomes.length - cut
+      expect(wallet.balance).toBeCloseTo(1000 - (finished + served) * CALL_COST, 9)
+      const ledger = await target.admin('GET', `/ledger?account_id=${accountId}&limit=200`)
+      const kinds = (ledger.data as { kind: string }[]).map((entry) => entry.kind)
+      expect(kinds.filter((kind) => kind === 'expire')).toHaveLength(cut)
+    },
+    120_000,
+  )
+
+  test.skipIf(!postgres)(
+    'SIGHUP reaches every worker; SIGTERM drains every worker and the primary exits 0',
+    async () => {
+      const target = await startWorkers()
+      target.signal('SIGHUP')
+      await waitUntil(() => target.lines.filter((line) => line.message === 'config reloaded: new requests use it').length === 2)
+
+      const { key } = await target.fundedKey(1000)
+      upstream.always({ text: 'one two three', chunkDelayMs: 300, usage: { prompt_tokens: 10, completion_tokens: 8 } })
+      const streamed = await post(target, key, chat('test/cheap', true))
+      const reader = streamed.body?.getReader()
+      if (!reader) throw new Error('no body')
+      await reader.read()
+      target.signal('SIGTERM')
+      let text = ''
+      for (;;) {
+        const { value, done } = await reader.read()
+        if (done) break
+        text += new TextDecoder().decode(value)
+      }
+      expect(text).toContain('[DONE]')
+      expect(await target.child.exited).toBe(0)
+      expect(target.lines.filter((line) => line.message === 'draining: /v1/readyz answers 503, requests are still served')).toHaveLength(2)
+      // Two workers' exits and then the primary's (which names how many workers it ran).
+      expect(target.lines.filter((line) => line.message === 'exit' && line.code === 0 && line.workers === undefined)).toHaveLength(2)
+      expect(target.lines.filter((line) => line.message === 'exit').at(-1)).toMatchObject({ code: 0, workers: 2 })
+      expect(target.lines.filter((line) => line.message === 'worker died: restarting it; its open holds lapse to the sweep')).toHaveLength(0)
+    },
+    90_000,
+  )
+
+  test.skipIf(!postgres)(
+    'workers do not outlive a primary killed outright',
+    async () => {
+      const target = await startWorkers()
+      const pids = target.lines.filter((line) => line.message === 'worker started').map((line) => Number(line.pid))
+      expect(pids).toHaveLength(2)
+      target.signal('SIGKILL')
+      const alive = (pid: number) => {
+        try {
+          process.kill(pid, 0)
+          return true
+        } catch {
+          return false
+        }
+      }
+      await waitUntil(() => !pids.some(alive), 10_000)
+      expect(target.lines.filter((line) => String(line.message).startsWith('the primary process is gone'))).toHaveLength(2)
+    },
+    60_000,
+  )
+
+  test.skipIf(!postgres)(
+    'a per-minute request limit holds across both workers without Redis',
+    async () => {
+      const target = await startWorkers()
+      const account = await target.admin('POST', '/accounts', { name: 'limited' })
+      await target.admin('POST', `/accounts/${account.id}/credits`, { amount: 100 })
+      const { key } = await target.admin('POST', '/keys', { account_id: account.id, env: 'prod', rpm: 5 })
+      upstream.always({ usage: { prompt_tokens: 10, completion_tokens: 8 } })
+      const statuses = await Promise.all(Array.from({ length: 12 }, () => post(target, key, chat('test/cheap')).then((response) => response.status)))
+      expect(statuses.filter((status) => status === 200)).toHaveLength(5)
+      expect(statuses.filter((status) => status === 429)).toHaveLength(7)
+      // Both workers answered some of them: the limit was counted in one place, not per worker.
+      await waitUntil(() => target.lines.filter((line) => line.route === '/v1/chat/completions').length === 12)
+      expect(new Set(target.lines.filter((line) => line.route === '/v1/chat/completions').map((line) => line.worker)).size).toBe(2)
+    },
+    90_000,
+  )
+})
+
+describe('serve --workers N refusals', () => {
+  const main = resolve('src/main.ts')
+  const refusal = (env: Record<string, string>, args: string[] = []) => {
+    const run = Bun.spawnSync(['bun', main, 'serve', ...args], {
+      cwd: mkdtempSync(join(tmpdir(), 'tollgate-workers-refused-')),
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', ...env },
+    })
+    return { code: run.exitCode, stderr: run.stderr.toString() }
+  }
+
+  test('the embedded database refuses several workers, naming the setting', () => {
+    const fromEnv = refusal({ TOLLGATE_WORKERS: '2' })
+    expect(fromEnv.code).toBe(1)
+    expect(fromEnv.stderr).toContain('config error: TOLLGATE_WORKERS=2: the embedded database is single-process')
+    const fromFlag = refusal({}, ['--workers', '3'])
+    expect(fromFlag.code).toBe(1)
+    expect(fromFlag.stderr).toContain('config error: --workers=3: the embedded database is single-process')
+  })
+
+  test('a count that is not a whole number from 1 to 256 is refused, naming the setting', () => {
+    for (const value of ['0', 'two', '1.5', '257', '-1']) {
+      const run = refusal({ TOLLGATE_WORKERS: value, DATABASE_URL: 'postgres://127.0.0.1:1/none' })
+      expect(run.code).toBe(1)
+      expect(run.stderr).toContain('config error: TOLLGATE_WORKERS must be a whole number from 1 to 256')
+    }
+    const flag = refusal({ DATABASE_URL: 'postgres://127.0.0.1:1/none' }, ['--workers=0'])
+    expect(flag.stderr).toContain('config error: --workers must be a whole number from 1 to 256')
+  })
+})
+
+/** The sum of the samples whose line starts with `prefix` (a name, and the opening of its labels). */
+function sampleSum(exposition: string, prefix: string): number {
+  return exposition
+    .split('\n')
+    .filter((line) => line.startsWith(prefix))
+    .reduce((total, line) => total + Number(line.slice(line.lastIndexOf(' ') + 1)), 0)
+}
