@@ -236,7 +236,8 @@ async function benchDatabase(workDir: string): Promise<{ env: Record<string, str
   await server.unsafe(`create database ${name}`)
   const url = Object.assign(new URL(serverUrl), { pathname: `/${name}` }).toString()
   return {
-    env: { DATABASE_URL: url },
+    // One process: the peak memory and latency measured are one process's (TOLLGATE_WORKERS).
+    env: { DATABASE_URL: url, TOLLGATE_WORKERS: '1' },
     drop: async () => {
       await server.unsafe(`drop database if exists ${name} with (force)`)
       await server.end()

@@ -2,15 +2,16 @@
 // beside a bare Bun proxy (the floor) and the Portkey gateway, all in front of the same mock
 // upstream: throughput and CPU per request under wrk, latency at a fixed open-loop rate, time to
 // first byte. Prints a table and writes BENCHMARKS.md.
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
-import postgres from 'postgres'
 import { mockCatalogEnv } from '../test/support/mock-catalog'
 import { startProcess, type GatewayProcess } from '../test/support/process'
 import { checkBooks } from './books'
 import { openLoop } from './open-loop'
-import { benchUsage, writeUsageSection } from './usage'
+import { ADMIN, chatBody, cpuSeconds, createDatabase, freePort, residentKb, setUpAccount, startGateway, writeSection } from './support'
+import { benchStreams } from './streams'
+import { benchUsage } from './usage'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64)
@@ -19,8 +20,6 @@ const TTFB_SAMPLES = 300
 const OPEN_LOOP_RATE = Number(process.env.BENCH_RATE ?? 1000)
 /** What TOLLGATE_CREDIT_LEASE the lease rows run with, in credits. */
 const LEASE_CREDITS = '5'
-const ADMIN = 'bench-admin-token'
-const POSTGRES_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 
 interface Target {
   name: string
@@ -55,83 +54,11 @@ function need(command: string, hint: string): void {
   }
 }
 
-async function freePort(): Promise<number> {
-  const probe = Bun.serve({ port: 0, fetch: () => new Response() })
-  const port = probe.port
-  probe.stop(true)
-  return port ?? 0
-}
-
-/**
- * A gateway writing its logs to a file, as in production: read through a pipe by this process,
- * they would cost the benchmark's own CPU and skew what it measures.
- */
-async function startGateway(env: Record<string, string>, logDir: string): Promise<GatewayProcess> {
-  const port = await freePort()
-  const child = Bun.spawn(['bun', 'src/main.ts'], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, PORT: String(port) },
-    stdout: Bun.file(join(logDir, `gateway-${port}.log`)),
-    stderr: 'inherit',
-  })
-  const url = `http://127.0.0.1:${port}/`
-  for (let attempt = 0; attempt < 200; attempt++) {
-    if ((await fetch(`${url}v1/readyz`).catch(() => undefined))?.ok)
-      return {
-        url,
-        child,
-        stop: async () => {
-          child.kill()
-          return child.exited
-        },
-      }
-    await Bun.sleep(100)
-  }
-  throw new Error('a gateway did not become ready')
-}
-
-async function setUpAccount(base: string): Promise<{ key: string; accountId: string }> {
-  const admin = async (path: string, body: unknown) => {
-    const response = await fetch(`${base}admin/v1${path}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` }, body: JSON.stringify(body) })
-    return (await response.json()) as any
-  }
-  const account = await admin('/accounts', { name: 'bench' })
-  await admin(`/accounts/${account.id}/credits`, { amount: 1_000_000 })
-  const key = await admin('/keys', { account_id: account.id, env: 'prod' })
-  return { key: key.key, accountId: account.id }
-}
-
-function body(model: string, stream: boolean): string {
-  return JSON.stringify({ model, messages: [{ role: 'user', content: 'Say hello.' }], max_tokens: 16, ...(stream ? { stream: true } : {}) })
-}
-
-/** A process and every process below it (a gateway's workers). */
-function processTree(pid: number): number[] {
-  const tree = [pid]
-  try {
-    for (const task of readdirSync(`/proc/${pid}/task`)) {
-      for (const child of readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean)) tree.push(...processTree(Number(child)))
-    }
-  } catch {
-    // A process that exited meanwhile has no children left.
-  }
-  return tree
-}
-
-/** CPU seconds (user and system) a process and every process below it have used. */
-function cpuSeconds(pid: number): number {
-  let ticks = 0
-  for (const id of processTree(pid)) {
-    const fields = readFileSync(`/proc/${id}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
-    ticks += Number(fields[11] ?? 0) + Number(fields[12] ?? 0)
-  }
-  return ticks / 100
-}
-
 async function wrk(target: Target, seconds: number): Promise<{ rps: number; requests: number; errors: number }> {
   const child = Bun.spawn(['wrk', '-t2', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', '-s', 'bench/post.lua', `${target.base}/chat/completions`], {
     env: {
       ...process.env,
-      BENCH_BODY: body(target.model, false),
+      BENCH_BODY: chatBody(target.model, false),
       BENCH_KEY: target.key,
       ...(target.headers['x-portkey-custom-host'] ? { BENCH_CUSTOM_HOST: target.headers['x-portkey-custom-host'] } : {}),
     },
@@ -155,7 +82,7 @@ async function ttfb(target: Target): Promise<number> {
     const response = await fetch(`${target.base}/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${target.key}`, ...target.headers },
-      body: body(target.model, true),
+      body: chatBody(target.model, true),
     })
     const reader = response.body!.getReader()
     await reader.read()
@@ -164,13 +91,6 @@ async function ttfb(target: Target): Promise<number> {
   }
   samples.sort((a, b) => a - b)
   return samples[Math.floor(samples.length / 2)]!
-}
-
-/** Peak resident memory (VmHWM) of a process and its workers, summed. */
-function peakRssMb(pid: number): number {
-  let kb = 0
-  for (const id of processTree(pid)) kb += Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${id}/status`, 'utf8'))?.[1] ?? 0)
-  return kb / 1024
 }
 
 async function main(): Promise<void> {
@@ -207,14 +127,11 @@ async function main(): Promise<void> {
       database: { kind: 'pglite', dataDir },
     })
 
-    // Each Postgres row has a database of its own, so its books are its own.
+    // Each Postgres row has a database of its own, so its books are its own; every core is a
+    // row of its own too (TOLLGATE_WORKERS), the others running one process.
     const postgresTarget = async (name: string, env: Record<string, string>): Promise<Target> => {
-      const databaseName = `tollgate_bench_${Date.now()}_${targets.length}`
-      const server = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} })
-      await server.unsafe(`create database ${databaseName}`)
-      await server.end()
-      const databaseUrl = Object.assign(new URL(POSTGRES_URL), { pathname: `/${databaseName}` }).toString()
-      const gateway = await startGateway({ ...catalog, DATABASE_URL: databaseUrl, TOLLGATE_ADMIN_TOKEN: ADMIN, ...env }, workDir ?? os.tmpdir())
+      const database = await createDatabase('tollgate_bench')
+      const gateway = await startGateway({ ...catalog, DATABASE_URL: database.url, TOLLGATE_ADMIN_TOKEN: ADMIN, ...env }, workDir ?? os.tmpdir())
       started.push(gateway)
       const account = await setUpAccount(gateway.url)
       return {
@@ -225,11 +142,13 @@ async function main(): Promise<void> {
         accountId: account.accountId,
         model: 'test/cheap',
         headers: {},
-        database: { kind: 'postgres', url: databaseUrl, name: databaseName },
+        database: { kind: 'postgres', ...database },
       }
     }
-    targets.push(await postgresTarget('Tollgate, Postgres', {}))
-    targets.push(await postgresTarget('Tollgate, Postgres, credit lease', { TOLLGATE_CREDIT_LEASE: LEASE_CREDITS }))
+    targets.push(await postgresTarget('Tollgate, Postgres', { TOLLGATE_WORKERS: '1' }))
+    targets.push(await postgresTarget('Tollgate, Postgres, 2 workers', { TOLLGATE_WORKERS: '2' }))
+    targets.push(await postgresTarget('Tollgate, Postgres, credit lease', { TOLLGATE_WORKERS: '1', TOLLGATE_CREDIT_LEASE: LEASE_CREDITS }))
+    targets.push(await postgresTarget('Tollgate, Postgres, credit lease, 2 workers', { TOLLGATE_WORKERS: '2', TOLLGATE_CREDIT_LEASE: LEASE_CREDITS }))
 
     const portkeyPort = await freePort()
     const portkey = Bun.spawn(['node', 'bench/peer/node_modules/@portkey-ai/gateway/build/start-server.js', `--port=${portkeyPort}`, '--headless'], {
@@ -274,7 +193,7 @@ async function main(): Promise<void> {
       const fixedRate = await openLoop({
         url: `${target.base}/chat/completions`,
         headers: { 'content-type': 'application/json', authorization: `Bearer ${target.key}`, ...target.headers },
-        body: body(target.model, false),
+        body: chatBody(target.model, false),
         rate: OPEN_LOOP_RATE,
         seconds: SECONDS,
       })
@@ -286,7 +205,7 @@ async function main(): Promise<void> {
         p99: fixedRate.p99,
         errors: load.errors + fixedRate.errors,
         ttfb: await ttfb(target),
-        rssMb: peakRssMb(target.gateway.child.pid),
+        rssMb: residentKb(target.gateway.child.pid, 'VmHWM') / 1024,
       })
     }
 
@@ -353,5 +272,6 @@ function report(results: Result[]): void {
 }
 
 await main()
-// The usage-summary scenario (bench/usage.ts) writes its own section of BENCHMARKS.md.
-writeUsageSection(await benchUsage())
+// The long-streams (bench/streams.ts) and usage-summary (bench/usage.ts) scenarios write their own sections.
+writeSection(await benchStreams())
+writeSection(await benchUsage())

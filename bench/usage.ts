@@ -2,7 +2,6 @@
 // charge entries and their hourly rollup in a fresh Postgres database, then the time
 // `GET /admin/v1/usage?group_by=day,model` and `GET /v1/usage` take to answer, median of
 // several runs. Writes its own section of BENCHMARKS.md and keeps the others as they are.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { sql } from 'drizzle-orm'
 import postgres from 'postgres'
@@ -12,6 +11,7 @@ import { migrate } from '../src/db/migrate'
 import { queryRows } from '../src/db/rows'
 import { randomToken } from '../src/util/ids'
 import { ADMIN_TOKEN, bearer, startGateway, testConfig } from '../test/support/gateway'
+import { writeSection } from './support'
 
 const ENTRIES = Number(process.env.BENCH_USAGE_ENTRIES ?? 1_000_000)
 const KEYS = 20
@@ -115,15 +115,8 @@ export async function benchUsage(): Promise<string> {
 }
 
 /** Puts `section` in BENCHMARKS.md in place of its previous figures, every other section kept as it is. */
-export function writeUsageSection(section: string): void {
-  const text = existsSync('BENCHMARKS.md') ? readFileSync('BENCHMARKS.md', 'utf8') : '# Benchmarks\n'
-  const parts = text.split(/^(?=## )/m)
-  const kept = parts.filter((part) => !part.startsWith(SECTION))
-  writeFileSync('BENCHMARKS.md', `${kept.map((part) => part.trimEnd()).join('\n\n')}\n\n${section.trimEnd()}\n`)
-}
-
 if (import.meta.main) {
   const section = await benchUsage()
-  writeUsageSection(section)
+  writeSection(section)
   console.log(section)
 }
