@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 
@@ -138,4 +138,20 @@ export function adminCli(workdir: string, args: string[]): any {
   const run = Bun.spawnSync(['bun', MAIN, 'admin', ...args], { cwd: workdir, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' } })
   if (run.exitCode !== 0) throw new Error(`admin ${args.join(' ')} exited ${run.exitCode}: ${run.stderr.toString()}`)
   return JSON.parse(run.stdout.toString())
+}
+
+/**
+ * A config file whose one provider is the mock upstream at `baseUrl`, serving test/cheap at
+ * 1000 credits per million input tokens and 2000 per million output: costs large enough to see.
+ */
+export function writeLifecycleCatalog(baseUrl: string): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'tollgate-lifecycle-config-')), 'tollgate.json')
+  writeFileSync(
+    path,
+    JSON.stringify({
+      providers: { up: { api: 'openai', baseUrl, apiKey: 'sk-upstream', responsesApi: false } },
+      models: [{ id: 'test/cheap', type: 'chat', routes: [{ provider: 'up', model: 'cheap' }], pricing: { input: 1000, output: 2000 }, maxOutputTokens: 1000 }],
+    }),
+  )
+  return path
 }

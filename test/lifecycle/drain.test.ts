@@ -1,9 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { MockUpstream } from '../upstream/mock-upstream'
-import { adminCli, chat, ChildGateway } from './child-gateway'
+import { adminCli, chat, ChildGateway, writeLifecycleCatalog } from './child-gateway'
 
 /**
  * SIGTERM as an orchestrator sends it: readiness turns 503 at once, the listener serves on for
@@ -17,16 +14,7 @@ describe('drain on SIGTERM', () => {
 
   beforeAll(() => {
     upstream.start()
-    configPath = join(mkdtempSync(join(tmpdir(), 'tollgate-drain-config-')), 'tollgate.json')
-    writeFileSync(
-      configPath,
-      JSON.stringify({
-        providers: { up: { api: 'openai', baseUrl: upstream.baseUrl, apiKey: 'sk-upstream', responsesApi: false } },
-        models: [
-          { id: 'test/cheap', type: 'chat', routes: [{ provider: 'up', model: 'cheap' }], pricing: { input: 1000, output: 2000 }, maxOutputTokens: 1000 },
-        ],
-      }),
-    )
+    configPath = writeLifecycleCatalog(upstream.baseUrl)
   })
   afterAll(() => upstream.stop())
   afterEach(() => {

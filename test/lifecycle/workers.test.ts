@@ -1,10 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { testDatabases, type FreshDatabase } from '../support/databases'
 import { MockUpstream } from '../upstream/mock-upstream'
-import { ADMIN_TOKEN, chat, ChildGateway, type LogLine } from './child-gateway'
+import { ADMIN_TOKEN, chat, ChildGateway, type LogLine, writeLifecycleCatalog } from './child-gateway'
 
 /**
  * `serve --workers N` (docs/operations.md#workers): N processes on one port behind a primary.
@@ -23,16 +23,7 @@ describe('serve --workers N', () => {
 
   beforeAll(() => {
     upstream.start()
-    configPath = join(mkdtempSync(join(tmpdir(), 'tollgate-workers-config-')), 'tollgate.json')
-    writeFileSync(
-      configPath,
-      JSON.stringify({
-        providers: { up: { api: 'openai', baseUrl: upstream.baseUrl, apiKey: 'sk-upstream', responsesApi: false } },
-        models: [
-          { id: 'test/cheap', type: 'chat', routes: [{ provider: 'up', model: 'cheap' }], pricing: { input: 1000, output: 2000 }, maxOutputTokens: 1000 },
-        ],
-      }),
-    )
+    configPath = writeLifecycleCatalog(upstream.baseUrl)
   })
   afterAll(() => upstream.stop())
   afterEach(async () => {
