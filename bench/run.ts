@@ -186,17 +186,20 @@ async function main(): Promise<void> {
     const results: Result[] = []
     for (const target of targets) {
       console.log(`measuring ${target.name} ...`)
-      await wrk(target, 2) // warm-up
-      const cpuBefore = cpuSeconds(target.gateway.child.pid)
-      const load = await wrk(target, SECONDS)
-      const cpuPerRequest = ((cpuSeconds(target.gateway.child.pid) - cpuBefore) / Math.max(1, load.requests)) * 1e6
-      const fixedRate = await openLoop({
+      // Latency at the fixed rate first, after a warm-up at that rate: measured after a
+      // saturating run it would carry that run's after-effects (a grown heap, settlements landing).
+      const fixedRateLoad = {
         url: `${target.base}/chat/completions`,
         headers: { 'content-type': 'application/json', authorization: `Bearer ${target.key}`, ...target.headers },
         body: chatBody(target.model, false),
         rate: OPEN_LOOP_RATE,
-        seconds: SECONDS,
-      })
+      }
+      await openLoop({ ...fixedRateLoad, seconds: 3 })
+      const fixedRate = await openLoop({ ...fixedRateLoad, seconds: SECONDS })
+      await wrk(target, 2) // warm-up
+      const cpuBefore = cpuSeconds(target.gateway.child.pid)
+      const load = await wrk(target, SECONDS)
+      const cpuPerRequest = ((cpuSeconds(target.gateway.child.pid) - cpuBefore) / Math.max(1, load.requests)) * 1e6
       results.push({
         name: target.name,
         rps: load.rps,
@@ -254,7 +257,7 @@ function report(results: Result[]): void {
     `Measured by \`bun run bench\` on ${new Date().toISOString().slice(0, 10)}: ${os.cpus().length} cores (${cpu}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, Bun ${Bun.version}.`,
     `Everything runs on this one machine: the mock upstream, each gateway, Postgres and the load generators share its cores.`,
     `Throughput: wrk, 2 threads, ${CONNECTIONS} connections, ${SECONDS} s per target after a 2 s warm-up, non-streaming chat completions; every Tollgate request is authenticated, held, settled and written to the ledger, all on ONE wallet (the hot-wallet case). CPU per request: the target's processes' user and system time during that run, divided by the requests it answered.`,
-    `Latency: an open-loop client (bench/open-loop.ts) sending ${OPEN_LOOP_RATE.toLocaleString('en-US')} requests/s for ${SECONDS} s on a fixed schedule, each timed from when it was due, so queueing shows; "added" is the difference from the bare proxy at the same rate.`,
+    `Latency: an open-loop client (bench/open-loop.ts) sending ${OPEN_LOOP_RATE.toLocaleString('en-US')} requests/s on a fixed schedule, each timed from when it was due, so queueing shows: 3 s of warm-up at that rate, then ${SECONDS} s measured, before the throughput run; "added" is the difference from the bare proxy at the same rate.`,
     `Time to first byte: the median of ${TTFB_SAMPLES} sequential streaming requests. Peak RSS: VmHWM of the target's processes. Books: after the run, every wallet equals its top-ups minus its charges, no hold is open and every hold (a credit lease included) closed exactly once.`,
     `Credit lease rows run with \`TOLLGATE_CREDIT_LEASE=${LEASE_CREDITS}\` (docs/billing.md#credit-lease).`,
     '',
@@ -271,7 +274,9 @@ function report(results: Result[]): void {
   console.log(text)
 }
 
-await main()
+/** Which scenarios run (BENCH_SCENARIOS, comma-separated): all of them unless told. */
+const scenarios = new Set((process.env.BENCH_SCENARIOS ?? 'gateways,streams,usage').split(','))
+if (scenarios.has('gateways')) await main()
 // The long-streams (bench/streams.ts) and usage-summary (bench/usage.ts) scenarios write their own sections.
-writeSection(await benchStreams())
-writeSection(await benchUsage())
+if (scenarios.has('streams')) writeSection(await benchStreams())
+if (scenarios.has('usage')) writeSection(await benchUsage())
