@@ -120,6 +120,8 @@ export async function benchStreams(): Promise<string> {
     const upstream = `${mock.url}v1`
     const bare = await startProcess(['bun', 'bench/bare-proxy.ts'], { ...MANY_FETCHES, UPSTREAM_URL: upstream })
     started.push(bare)
+    const observing = await startProcess(['bun', 'bench/observing-proxy.ts'], { ...MANY_FETCHES, UPSTREAM_URL: upstream })
+    started.push(observing)
     // One process each (the relay's cost per chunk is a process's), exact holds and a credit lease.
     const tollgate = async (env: Record<string, string>) => {
       const database = await createDatabase('tollgate_bench_streams')
@@ -135,6 +137,13 @@ export async function benchStreams(): Promise<string> {
     const leased = await tollgate({ TOLLGATE_CREDIT_LEASE: '5' })
     const targets: StreamTarget[] = [
       { name: 'bare Bun proxy (floor)', pid: bare.child.pid, url: bare.url, key: 'none', model: 'cheap-upstream' },
+      {
+        name: 'observing Bun proxy (reads each chunk in JavaScript, changes nothing)',
+        pid: observing.child.pid,
+        url: observing.url,
+        key: 'none',
+        model: 'cheap-upstream',
+      },
       { name: 'Tollgate, Postgres, native (chat → OpenAI format)', ...exact, model: 'test/cheap' },
       { name: 'Tollgate, Postgres, credit lease, native', ...leased, model: 'test/cheap' },
       { name: 'Tollgate, Postgres, translated (chat → Anthropic format)', ...exact, model: 'anthropic/claude-test' },
@@ -144,7 +153,7 @@ export async function benchStreams(): Promise<string> {
       console.error(`streams bench: ${target.name} ...`)
       results.push(await measure(target))
     }
-    for (const process of started.splice(2)) await process.stop()
+    for (const process of started.splice(3)) await process.stop()
     const books = (await Promise.all(databases.map((database) => checkBooks({ kind: 'postgres', url: database.url })))).every((verdict) => verdict === 'exact')
     return report(results, books ? 'exact' : 'NOT exact')
   } finally {
@@ -159,7 +168,7 @@ export async function benchStreams(): Promise<string> {
 function report(results: Measured[], books: string): string {
   const [floor] = results
   if (!floor) throw new Error('no results')
-  const natives = results.filter((result) => result.name.includes('native'))
+  const natives = results.filter((result) => result.name.includes('native') || result.name.startsWith('observing'))
   const rows = results.map((result) => {
     const ratio = result === floor ? '—' : `${(result.cpuUsPerChunk / floor.cpuUsPerChunk).toFixed(2)}x`
     const lost = result.client.lost > 0 ? ` (${result.client.failures.slice(0, 2).join('; ')})` : ''
