@@ -86,7 +86,8 @@ export class CreditLeases {
     const drawable = this.current.get(walletId)
     if (drawable && drawable.amount - drawable.committed >= request.amount) return this.drawFrom(drawable, request)
     const lease = await this.newLease(request)
-    if (!lease || lease.amount - lease.committed < request.amount) return undefined
+    // Others may have drawn from it, or given it back, while it was being taken.
+    if (!lease || lease.retired || lease.amount - lease.committed < request.amount) return undefined
     return this.drawFrom(lease, request)
   }
 
@@ -101,9 +102,13 @@ export class CreditLeases {
     if (!lease) return
     this.draws.delete(hold.id)
     lease.committed -= hold.amount
-    // A charge that did not land (given up, or its lease expired) leaves the amount as it was:
-    // the sweep gives that back with the rest of the lease.
     if (landed) lease.amount -= charged
+    else {
+      // Its charge did not land (given up, or the lease had expired): the lease draws no more,
+      // and what the database still holds of it goes back with its release or the sweep.
+      lease.retired = true
+      if (this.current.get(lease.walletId) === lease) this.current.delete(lease.walletId)
+    }
     lease.lastUsed = this.options.now()
     if (lease.retired && lease.committed === 0n && this.open.has(lease.id)) void this.release(lease, null)
   }

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
+import { expireHoldsPage } from '../../src/billing/sweep-statements'
 import { testDatabases, type FreshDatabase } from '../support/databases'
 import { ADMIN_TOKEN, bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
 import { gatewaySuite } from '../support/gateway-suite'
@@ -140,6 +141,40 @@ for (const kind of testDatabases) {
       expect(wallet.balance).toBeGreaterThanOrEqual(0)
       await expectBooksBalance(database.db)
     }, 30_000)
+
+    test('a lease a sweep expired (its instance stalled past the TTL): the charge drawn from it is recorded uncollected, the next call takes a new lease', async () => {
+      const fresh = startGateway(database, { config: testConfig({ ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl), TOLLGATE_CREDIT_LEASE: '1' }) })
+      try {
+        upstream.always({ usage: { prompt_tokens: 10, completion_tokens: 20 } })
+        const { key, accountId } = await fresh.key()
+        const send = () => fresh.call('POST', '/v1/chat/completions', { headers: bearer(key), body: chat(100) })
+        expect((await send()).status).toBe(200)
+        expect(await fresh.services.holds.landPending(5000)).toBe(true)
+        // Another instance's sweep finds the lease stale and gives it back.
+        expect(await expireHoldsPage(database, { now: new Date(), everyOpenHold: true, pageSize: 100 })).toBeGreaterThanOrEqual(1)
+        const lapsed = await send()
+        expect(lapsed.status).toBe(200)
+        expect(await fresh.services.holds.landPending(5000)).toBe(true)
+        expect((await send()).status).toBe(200)
+        await fresh.services.holds.drain(5000)
+        const ledger = await ledgerOf(database, accountId)
+        const leases = ledger.filter((entry) => entry.kind === 'hold').map((entry) => entry.hold_id)
+        expect(leases).toHaveLength(2)
+        const charges = ledger.filter((entry) => entry.kind === 'charge')
+        // The first and last calls paid; the one drawn from the expired lease is recorded, not taken.
+        expect(charges.map((entry) => [entry.amount, entry.uncollected])).toEqual([
+          [50 / 1e6, 0],
+          [0, 50 / 1e6],
+          [50 / 1e6, 0],
+        ])
+        expect(charges[2]?.hold_id).toBe(leases[1] ?? '')
+        const wallet = (await fresh.admin('GET', `/accounts/${accountId}`)).json.wallet
+        expect(wallet).toEqual({ balance: 100 - (2 * 50) / 1e6, held: 0, available: 100 - (2 * 50) / 1e6 })
+        await expectBooksBalance(database.db)
+      } finally {
+        fresh.services.close()
+      }
+    })
 
     test('a key with a monthly quota holds exactly: its open holds count against the month', async () => {
       const fresh = startGateway(database, { config: testConfig({ ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl), TOLLGATE_CREDIT_LEASE: '1' }) })
