@@ -97,9 +97,10 @@ const WHOLE_READ_LIMIT = 64 * 1024
 
 /** The whole body's bytes: a small body of declared length at once, anything else through boundedChunks. */
 export async function readLimited(request: Request, limit: number, timing: BodyTiming = BODY_TIMING): Promise<Uint8Array> {
-  checkDeclaredLength(request, limit)
   const declared = Number(request.headers.get('content-length') ?? Number.NaN)
-  if (request.body && Number.isSafeInteger(declared) && declared > 0 && declared <= WHOLE_READ_LIMIT) return readDeclared(request, declared, timing)
+  // A length over the limit goes the chunked way, whose first step refuses it with 413.
+  if (request.body && Number.isSafeInteger(declared) && declared > 0 && declared <= Math.min(limit, WHOLE_READ_LIMIT))
+    return readDeclared(request, declared, timing)
   const chunks: Uint8Array[] = []
   let size = 0
   for await (const chunk of boundedChunks(request, limit, timing)) {

@@ -4,7 +4,7 @@ import { Value } from '@sinclair/typebox/value'
 /**
  * What the primary and its workers say to each other over Bun's IPC channel
  * (docs/operations.md#workers). Each side checks what arrives: a message that does not match is
- * dropped, as any untrusted input would be.
+ * dropped, like every other input from outside the process.
  */
 
 /** The environment variable that makes a `serve` process a worker; its value is the worker's slot. */
