@@ -116,7 +116,13 @@ const EnvSchema = Type.Object({
 
 type Env = Record<string, string | undefined>
 
-export function loadConfig(env: Env = process.env): Config {
+/**
+ * The environment and the config file, checked. `fileText`, when given, is the config file's
+ * content as already read (a worker of `serve --workers N` is handed the text its primary last
+ * loaded, so every worker runs the same file and a restart never meets a broken one); the file's
+ * path still names it in messages.
+ */
+export function loadConfig(env: Env = process.env, fileText?: string): Config {
   // Empty variables count as unset, as shells and container runtimes often leave them so.
   const set = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''))
   const vars = check(EnvSchema, pick(set, Object.keys(EnvSchema.properties)), 'environment', (path) => path.slice(1))
@@ -125,7 +131,7 @@ export function loadConfig(env: Env = process.env): Config {
 
   const maxUpstreamConnections = upstreamConnections(vars.TOLLGATE_MAX_UPSTREAM_CONNECTIONS, vars.BUN_CONFIG_MAX_HTTP_REQUESTS)
 
-  const { catalog, source } = loadCatalog(vars.TOLLGATE_CONFIG, set)
+  const { catalog, source } = loadCatalog(configFilePath(vars.TOLLGATE_CONFIG), set, fileText)
   return {
     host: vars.HOST ?? '127.0.0.1',
     port,
@@ -239,16 +245,29 @@ function upstreamConnections(tollgateValue: string | undefined, bunValue: string
 
 const BUILTIN_SOURCE = 'built-in catalogue'
 
-/** The catalogue, and where it came from for messages about it. */
-function loadCatalog(explicitPath: string | undefined, env: Env): { catalog: CatalogFile; source: string } {
-  const path = explicitPath ?? (existsSync('./tollgate.json') ? './tollgate.json' : undefined)
-  if (!path) return { catalog: builtinCatalog(env), source: BUILTIN_SOURCE }
-  let text: string
+/** The config file a start reads: `TOLLGATE_CONFIG`, else ./tollgate.json when present, else none (the built-in catalogue). */
+function configFilePath(explicitPath: string | undefined): string | undefined {
+  return explicitPath ?? (existsSync('./tollgate.json') ? './tollgate.json' : undefined)
+}
+
+/** The config file's text as a start would read it now, or undefined when the built-in catalogue serves. */
+export function readConfigFile(env: Env = process.env): string | undefined {
+  const path = configFilePath(env.TOLLGATE_CONFIG || undefined)
+  return path === undefined ? undefined : readConfigText(path)
+}
+
+function readConfigText(path: string): string {
   try {
-    text = readFileSync(path, 'utf8')
+    return readFileSync(path, 'utf8')
   } catch {
     throw new ConfigError(`${path}: cannot read the config file`)
   }
+}
+
+/** The catalogue, and where it came from for messages about it. */
+function loadCatalog(path: string | undefined, env: Env, fileText: string | undefined): { catalog: CatalogFile; source: string } {
+  if (!path) return { catalog: builtinCatalog(env), source: BUILTIN_SOURCE }
+  const text = fileText ?? readConfigText(path)
   let parsed: unknown
   try {
     parsed = JSON.parse(text)

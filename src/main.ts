@@ -5,7 +5,7 @@ import { SERVER_BODY_LIMIT } from './http/body-limits'
 import { bufferedLog } from './http/buffered-log'
 import { isLongRunning } from './http/long-requests'
 import { ensureUpstreamConcurrency } from './http/upstream-concurrency'
-import { ConfigError, loadConfig, workerCount, type Config } from './config'
+import { ConfigError, loadConfig, readConfigFile, workerCount, type Config } from './config'
 import { IpcHitCounter } from './auth/ipc-hit-counter'
 import { localMetrics, usePeerMetrics } from './endpoints/metrics'
 import type { LogSink } from './http/request-log'
@@ -18,7 +18,7 @@ import { logEvent } from './observability/log'
 import { logStartSummary } from './lifecycle/start-summary'
 import { openConfiguredDatabase } from './db/open'
 import { createServices, type Services } from './services'
-import { runDemo } from './demo/run-demo'
+import { runDemo, type ServeOptions } from './demo/run-demo'
 import packageJson from '../package.json'
 
 const USAGE = `usage: tollgate [serve] [--workers N]  serve the gateway (default); N processes share the port (docs/operations.md#workers)
@@ -36,9 +36,11 @@ async function main(args: string[]): Promise<number> {
     return 2
   }
   if (command === 'demo') return runDemo(process.env, serve, (text) => console.log(text))
-  const config = withWorkersFlag(loadConfig(), command === 'serve' ? rest : [])
-  if (command === 'admin' && rest.length === 0) return print(adminUsage(), 2)
   const worker = command === 'serve' ? WorkerLink.fromEnvironment() : undefined
+  // A worker runs the config its primary last loaded, never the file as it is now (see workers.ts).
+  const configText = worker ? await worker.configText() : readConfigFile()
+  const config = withWorkersFlag(loadConfig(process.env, configText), command === 'serve' ? rest : [])
+  if (command === 'admin' && rest.length === 0) return print(adminUsage(), 2)
   // Before anything opens a file or a socket: this may replace the process (see the module).
   if (command === 'serve') {
     const outcome = ensureUpstreamConcurrency(config.maxUpstreamConnections)
@@ -53,10 +55,10 @@ async function main(args: string[]): Promise<number> {
   // The primary has already re-executed itself above with the fetch variable set: its workers
   // inherit that environment, so they never re-execute (which would sever their IPC channel).
   if (command === 'serve' && !worker && config.workers > 1) {
-    return runPrimary({ config, workers: config.workers, version: packageJson.version, command: ownCommand() })
+    return runPrimary({ config, configText, workers: config.workers, version: packageJson.version, command: ownCommand() })
   }
   const database = await openConfiguredDatabase(config)
-  if (command === 'serve') return serve(config, database, undefined, worker)
+  if (command === 'serve') return serve(config, database, { worker })
   try {
     if (command === 'migrate') {
       await migrate(database.db)
@@ -72,12 +74,8 @@ async function main(args: string[]): Promise<number> {
   }
 }
 
-async function serve(
-  config: Config,
-  database: Awaited<ReturnType<typeof openConfiguredDatabase>>,
-  onListening?: (url: URL) => void,
-  worker?: WorkerLink,
-): Promise<number> {
+async function serve(config: Config, database: Awaited<ReturnType<typeof openConfiguredDatabase>>, options: ServeOptions): Promise<number> {
+  const { onListening, worker, reloadConfig = () => loadConfig(process.env) } = options
   // A closed stdout (a supervisor gone) must not take the gateway down with it.
   process.stdout.on('error', () => {})
   const services = createServices({ config, database })
@@ -95,9 +93,11 @@ async function serve(
     process.on('SIGINT', onSignal)
     process.on('SIGTERM', onSignal)
   })
+  if (worker) worker.onReload((fileText) => reloadCatalog(services, () => loadConfig(process.env, fileText)))
   process.on('SIGHUP', () => {
-    logEvent('info', 'SIGHUP: reloading the config')
-    reloadCatalog(services)
+    logEvent('info', worker ? 'SIGHUP: the primary reloads every worker' : 'SIGHUP: reloading the config')
+    if (worker) worker.requestReload()
+    else reloadCatalog(services, reloadConfig)
   })
   // Bun installs signal handlers on a later turn of the event loop: a signal sent the moment the
   // listening line appears would otherwise still kill the process outright.

@@ -53,7 +53,8 @@ describe('tollgate demo', () => {
   beforeAll(async () => {
     // The demo's own temporary directory goes here, so the test can see it deleted.
     temp = mkdtempSync(join(tmpdir(), 'tollgate-demo-test-'))
-    demo = await startDemo({ TMPDIR: temp })
+    // A real provider's credential in the environment: the demo must never serve its models.
+    demo = await startDemo({ TMPDIR: temp, OPENAI_API_KEY: 'sk-demo-test-not-a-real-key' })
   }, 60_000)
   afterAll(() => {
     demo?.child.kill('SIGKILL')
@@ -141,6 +142,26 @@ describe('tollgate demo', () => {
     expect(micros(await wallet())).toBe(micros(before) - micros(cost))
   })
 
+  test('SIGHUP (a closing terminal sends it) keeps the demo catalogue: the key never reaches a real provider', async () => {
+    const before = await wallet()
+    demo.child.kill('SIGHUP')
+    await Bun.sleep(1000)
+    const headers = { authorization: `Bearer ${demo.key}`, 'content-type': 'application/json' }
+    const listed = (await (await fetch(`${demo.base}/v1/models`, { headers })).json()) as { data: { id: string }[] }
+    const ids = listed.data.map((model) => model.id)
+    expect(ids).toContain('demo/echo')
+    expect(ids.filter((id) => id.startsWith('openai/'))).toEqual([])
+    const answer = await fetch(`${demo.base}/v1/chat/completions`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ model: 'demo/echo', messages: [{ role: 'user', content: 'after the hang-up' }] }),
+    })
+    expect(answer.status).toBe(200)
+    expect(((await answer.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message.content).toBe('echo: after the hang-up')
+    expect(await wallet()).toBeLessThan(before)
+    expect(demo.output).not.toContain('WARNING')
+  })
+
   test('stops on SIGTERM with exit code 0 and deletes its temporary data', async () => {
     expect(readdirSync(temp).filter((name) => name.startsWith('tollgate-demo-'))).toHaveLength(1)
     demo.child.kill('SIGTERM')
@@ -162,6 +183,20 @@ describe('tollgate demo on an operator-chosen data directory', () => {
       expect(existsSync(join(dataDir, 'PG_VERSION'))).toBe(true)
     } finally {
       rmSync(dataDir, { recursive: true, force: true })
+    }
+  }, 60_000)
+})
+
+describe('tollgate demo beyond loopback', () => {
+  test('HOST other than loopback: a loud warning above the key', async () => {
+    const demo = await startDemo({ HOST: '0.0.0.0' })
+    try {
+      const warning = demo.output.indexOf('!! WARNING: the demo listens on 0.0.0.0 (HOST), beyond this machine')
+      expect(warning).toBeGreaterThan(-1)
+      expect(warning).toBeLessThan(demo.output.indexOf('API key:'))
+    } finally {
+      demo.child.kill('SIGTERM')
+      await demo.child.exited
     }
   }, 60_000)
 })

@@ -13,6 +13,8 @@ export interface DemoFacts {
   generatedAdminToken: string | undefined
   /** Set but not used: a demo never writes to an operator's Postgres. */
   ignoredDatabaseUrl: boolean
+  /** The listening address when it is not loopback (HOST set so): the key works for anyone who reaches it. */
+  exposedHost?: string
 }
 
 /** The last line of the instructions: where a reader (or a test) knows they are complete. */
@@ -31,6 +33,13 @@ export function demoInstructions(facts: DemoFacts): string {
     '',
     '== Tollgate demo: the real gateway and billing, with a local ECHO in place of a model provider ==',
     '',
+    ...(facts.exposedHost
+      ? [
+          `!! WARNING: the demo listens on ${facts.exposedHost} (HOST), beyond this machine. Anyone who can reach this port`,
+          '!! can spend with the API key below and use the admin token. Unset HOST to keep the demo on 127.0.0.1.',
+          '',
+        ]
+      : []),
     `Gateway:      ${facts.gatewayUrl}`,
     `Provider:     ${DEMO_PROVIDER}, an echo server inside this process (${facts.echoBaseUrl}). It is not a model:`,
     '              it answers "echo: " and your last message, and reports token counts (about four characters',

@@ -5,14 +5,25 @@ import { join } from 'node:path'
 import { loadConfig, type Config } from '../config'
 import type { DatabaseHandle } from '../db/client'
 import { openConfiguredDatabase } from '../db/open'
+import type { WorkerLink } from '../lifecycle/worker-link'
+import { logEvent } from '../observability/log'
 import { createServices } from '../services'
 import { demoCatalogue } from './demo-catalogue'
 import { startEchoProvider } from './echo-provider'
 import { demoInstructions } from './instructions'
 import { seedDemoAccount } from './seed'
 
-/** The serve path of `tollgate serve`, told when it listens. */
-export type Serve = (config: Config, database: DatabaseHandle, onListening: (url: URL) => void) => Promise<number>
+export interface ServeOptions {
+  /** Told once the gateway listens. */
+  onListening?: (url: URL) => void
+  /** The channel to the primary, in a worker of `serve --workers N`. */
+  worker?: WorkerLink
+  /** What SIGHUP loads; by default the environment and the config file, as a start reads them. */
+  reloadConfig?: () => Config
+}
+
+/** The serve path of `tollgate serve`. */
+export type Serve = (config: Config, database: DatabaseHandle, options: ServeOptions) => Promise<number>
 
 type Env = Record<string, string | undefined>
 
@@ -35,14 +46,17 @@ export async function runDemo(env: Env, serve: Serve, out: (text: string) => voi
     const catalogPath = join(workspace, 'demo-catalogue.json')
     writeFileSync(catalogPath, `${JSON.stringify(demoCatalogue(echo.baseUrl), null, 2)}\n`)
     const generatedAdminToken = env.TOLLGATE_ADMIN_TOKEN ? undefined : `demo-admin-${randomBytes(12).toString('hex')}`
-    // The ordinary config checks, on the demo's catalogue file and data directory.
-    const config = loadConfig({
+    // The ordinary config checks, on the demo's catalogue file and data directory. A reload
+    // (SIGHUP, which a closing terminal sends too) loads the same: the demo's key must never
+    // reach the real providers whose credentials the environment may hold.
+    const demoEnv = {
       ...env,
       TOLLGATE_CONFIG: catalogPath,
       TOLLGATE_DATA_DIR: dataDir,
       DATABASE_URL: undefined,
       TOLLGATE_ADMIN_TOKEN: env.TOLLGATE_ADMIN_TOKEN || generatedAdminToken,
-    })
+    }
+    const config = loadConfig(demoEnv)
     const database = await openConfiguredDatabase(config)
     let account: Awaited<ReturnType<typeof seedDemoAccount>>
     try {
@@ -62,12 +76,27 @@ export async function runDemo(env: Env, serve: Serve, out: (text: string) => voi
         key: account.key,
         generatedAdminToken,
         ignoredDatabaseUrl: Boolean(env.DATABASE_URL),
+        exposedHost: isLoopback(config.host) ? undefined : config.host,
       })
+    if (!isLoopback(config.host)) {
+      logEvent('warn', `the demo listens on ${config.host}, beyond this machine: anyone who reaches it can use the printed key and admin token`, {
+        host: config.host,
+      })
+    }
     // Printed on the next turn of the event loop, after serve has set up its signal handlers: a
     // reader who acts on the instructions at once (Ctrl-C included) finds the gateway ready for it.
-    return await serve(config, database, (url) => setImmediate(() => out(instructions(url))))
+    return await serve(config, database, {
+      onListening: (url) => setImmediate(() => out(instructions(url))),
+      reloadConfig: () => loadConfig(demoEnv),
+    })
   } finally {
     echo.stop()
     rmSync(workspace, { recursive: true, force: true })
   }
+}
+
+/** Whether a listening address is this machine only: 127.0.0.0/8, ::1 or localhost. */
+export function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase()
+  return bare === 'localhost' || bare === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare) || /^::ffff:127\./.test(bare)
 }

@@ -13,14 +13,8 @@ import type { Services } from '../services'
  * does not change, so they could not differ anyway.
  */
 export function reloadCatalog(services: Services, load: () => Config = () => loadConfig(process.env)): boolean {
-  let next: Config
-  try {
-    next = load()
-  } catch (error) {
-    const message = error instanceof ConfigError ? error.message : `unexpected: ${error instanceof Error ? error.message : String(error)}`
-    logEvent('error', `config reload refused, the running config stays: ${message}`, { error: message })
-    return false
-  }
+  const next = loadForReload(load)
+  if (!next) return false
   const before = new Set(services.catalog.listModels().map((model) => model.id))
   services.reloadCatalog(next)
   const after = new Set(services.catalog.listModels().map((model) => model.id))
@@ -35,4 +29,15 @@ export function reloadCatalog(services: Services, load: () => Config = () => loa
   })
   for (const line of catalogWarnings(services.config)) logEvent(line.level, line.message, line.fields)
   return true
+}
+
+/** The config loaded again, or undefined when it does not load: then the refusal is logged, naming the file and the field. */
+export function loadForReload(load: () => Config): Config | undefined {
+  try {
+    return load()
+  } catch (error) {
+    const message = error instanceof ConfigError ? error.message : `unexpected: ${error instanceof Error ? error.message : String(error)}`
+    logEvent('error', `config reload refused, the running config stays: ${message}`, { error: message })
+    return undefined
+  }
 }

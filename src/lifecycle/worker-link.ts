@@ -3,6 +3,8 @@ import { fromPrimary, WORKER_ENV, type FromPrimary, type FromWorker } from './wo
 
 /** How often a worker checks that its primary still exists, in case the channel's close went unnoticed. */
 const PARENT_CHECK_MS = 1000
+/** How long a starting worker waits for its primary to hand it the config. */
+const CONFIG_DEADLINE_MS = 10_000
 
 /**
  * A worker's side of the channel to its primary (docs/operations.md#workers): it says when it
@@ -14,6 +16,9 @@ export class WorkerLink {
   private nextId = 1
   private readonly pending = new Map<number, (message: FromPrimary) => void>()
   private snapshot: () => string = () => ''
+  private reload: ((fileText: string | undefined) => void) | undefined
+  /** A reload that came before `onReload` was set (the worker was still starting): applied then. */
+  private missedReload: { fileText: string | undefined } | undefined
 
   private constructor(
     /** The worker's slot, 1..N: kept by a restarted worker, so log lines name the slot. */
@@ -44,6 +49,31 @@ export class WorkerLink {
   /** What this worker answers when another one gathers the instance's metrics. */
   answerMetricsWith(render: () => string): void {
     this.snapshot = render
+  }
+
+  /**
+   * The config file's text the primary last loaded (undefined: the built-in catalogue), which a
+   * worker starts from instead of the file on disk: a restarted worker runs what its siblings
+   * run, even when the file has since been broken.
+   */
+  async configText(): Promise<string | undefined> {
+    const answer = await this.ask((id) => ({ kind: 'config-request', id }), CONFIG_DEADLINE_MS)
+    if (answer?.kind !== 'config')
+      throw new ConfigError(`the primary process did not hand worker ${this.index} its config within ${CONFIG_DEADLINE_MS / 1000} s`)
+    return answer.text ?? undefined
+  }
+
+  /** What the worker does when the primary reloads the instance: the text has loaded there already. */
+  onReload(reload: (fileText: string | undefined) => void): void {
+    this.reload = reload
+    const missed = this.missedReload
+    this.missedReload = undefined
+    if (missed) reload(missed.fileText)
+  }
+
+  /** A SIGHUP sent to this worker: the primary reloads every worker, so they never differ. */
+  requestReload(): void {
+    this.send({ kind: 'reload-request' })
   }
 
   /** Adds to (or reads) a counter the primary keeps for every worker; undefined when it did not answer in time. */
@@ -98,6 +128,12 @@ export class WorkerLink {
     if (!message) return
     if (message.kind === 'metrics-snapshot') {
       this.send({ kind: 'metrics-reply', id: message.id, text: this.snapshot() })
+      return
+    }
+    if (message.kind === 'reload') {
+      const fileText = message.text ?? undefined
+      if (this.reload) this.reload(fileText)
+      else this.missedReload = { fileText }
       return
     }
     const waiting = this.pending.get(message.id)

@@ -19,6 +19,8 @@ const CounterOperation = Type.Object({
   ttlMs: Type.Integer({ minimum: 1, maximum: 600_000 }),
 })
 
+const ConfigText = Type.Union([Type.String(), Type.Null()])
+
 export const FromWorker = Type.Union([
   Type.Object({ kind: Type.Literal('listening'), url: Type.String({ maxLength: 300 }) }),
   CounterOperation,
@@ -26,6 +28,10 @@ export const FromWorker = Type.Union([
   Type.Object({ kind: Type.Literal('metrics-gather'), id: Type.Integer() }),
   /** This worker's metrics, answering the primary's `metrics-snapshot`. */
   Type.Object({ kind: Type.Literal('metrics-reply'), id: Type.Integer(), text: Type.String() }),
+  /** Asks, as the worker starts, for the config file's text the primary last loaded. */
+  Type.Object({ kind: Type.Literal('config-request'), id: Type.Integer() }),
+  /** A SIGHUP sent to the worker itself: the primary reloads the whole instance. */
+  Type.Object({ kind: Type.Literal('reload-request') }),
 ])
 export type FromWorker = Static<typeof FromWorker>
 export type CounterOperation = Static<typeof CounterOperation>
@@ -34,6 +40,10 @@ export const FromPrimary = Type.Union([
   Type.Object({ kind: Type.Literal('counter-reply'), id: Type.Integer(), value: Type.Number() }),
   Type.Object({ kind: Type.Literal('metrics-snapshot'), id: Type.Integer() }),
   Type.Object({ kind: Type.Literal('metrics-gathered'), id: Type.Integer(), texts: Type.Array(Type.String()), workers: Type.Integer() }),
+  /** The config file's text the primary last loaded (null: no file, the built-in catalogue serves). */
+  Type.Object({ kind: Type.Literal('config'), id: Type.Integer(), text: ConfigText }),
+  /** The instance reloads: this text loaded in the primary and replaces the worker's catalogue. */
+  Type.Object({ kind: Type.Literal('reload'), text: ConfigText }),
 ])
 export type FromPrimary = Static<typeof FromPrimary>
 

@@ -1,7 +1,8 @@
 import { MemoryHitCounter } from '../auth/rate-limit'
-import type { Config } from '../config'
+import { loadConfig, readConfigFile, type Config } from '../config'
 import { openConfiguredDatabase } from '../db/open'
 import { logEvent } from '../observability/log'
+import { loadForReload } from './reload'
 import { logStartSummary } from './start-summary'
 import { fromWorker, WORKER_ENV, type FromPrimary, type FromWorker } from './worker-messages'
 
@@ -9,7 +10,9 @@ import { fromWorker, WORKER_ENV, type FromPrimary, type FromWorker } from './wor
  * The primary of `serve --workers N` (docs/operations.md#workers): a small process that serves
  * no request. It migrates the database once, picks the port, starts N workers that share it
  * (SO_REUSEPORT), keeps the rate-limit counts for all of them, relays metrics between them,
- * forwards signals, and restarts a worker that dies.
+ * forwards signals, and restarts a worker that dies. It alone reads the config file: every
+ * worker, a restarted one included, runs the text that last loaded here, so a file broken on
+ * disk is refused once by SIGHUP and never reaches a worker.
  */
 
 /** A worker that dies sooner than this after it started counts as a failure to start. */
@@ -32,6 +35,8 @@ interface Slot {
 
 export interface PrimaryOptions {
   config: Config
+  /** The config file's text `config` was loaded from (undefined: the built-in catalogue). */
+  configText: string | undefined
   workers: number
   version: string
   /** The command that starts this program (the worker runs the same one). */
@@ -64,6 +69,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<number> {
   })
   const gatherings = new Map<number, { texts: string[]; waiting: Set<number>; answer: (texts: string[]) => void }>()
   let nextGathering = 1
+  let lastLoaded = options.configText
 
   const send = (slot: Slot, message: FromPrimary) => {
     try {
@@ -89,6 +95,10 @@ export async function runPrimary(options: PrimaryOptions): Promise<number> {
     } else if (message.kind === 'counter') {
       const value = message.op === 'add' ? await counter.add(message.name, message.amount, message.ttlMs) : await counter.read(message.name)
       send(slot, { kind: 'counter-reply', id: message.id, value })
+    } else if (message.kind === 'config-request') {
+      send(slot, { kind: 'config', id: message.id, text: lastLoaded ?? null })
+    } else if (message.kind === 'reload-request') {
+      reload('a worker got SIGHUP')
     } else if (message.kind === 'metrics-gather') {
       const texts = await gatherMetrics(slot)
       send(slot, { kind: 'metrics-gathered', id: message.id, texts, workers })
@@ -183,10 +193,19 @@ export async function runPrimary(options: PrimaryOptions): Promise<number> {
   }
   process.on('SIGTERM', onStopSignal)
   process.on('SIGINT', onStopSignal)
-  process.on('SIGHUP', () => {
-    logEvent('info', 'SIGHUP: forwarded to every worker, each reloads the config')
-    for (const slot of slots) slot.process?.kill('SIGHUP')
-  })
+  /** The file is read and checked here once; only a config that loads goes to the workers. */
+  const reload = (why: string) => {
+    let fileText: string | undefined
+    const next = loadForReload(() => {
+      fileText = readConfigFile()
+      return loadConfig(process.env, fileText)
+    })
+    if (!next) return
+    lastLoaded = fileText
+    logEvent('info', 'config loaded: every worker reloads it', { why })
+    for (const slot of slots) send(slot, { kind: 'reload', text: lastLoaded ?? null })
+  }
+  process.on('SIGHUP', () => reload('SIGHUP'))
   // Bun installs signal handlers on a later turn of the event loop (see main.ts).
   await new Promise((resolve) => setImmediate(resolve))
   logEvent('info', 'starting workers', { workers, port })

@@ -207,6 +207,50 @@ describe('serve --workers N', () => {
   )
 
   test.skipIf(!postgres)(
+    'a restarted worker runs the config that last loaded, not the file broken on disk since',
+    async () => {
+      // A file of this test's own, first as the suite's, then with one model more.
+      const ownConfig = writeLifecycleCatalog(upstream.baseUrl)
+      const target = await startWorkers({ TOLLGATE_CONFIG: ownConfig })
+      const { key } = await target.fundedKey(1000)
+      const withNewModel = JSON.parse(await Bun.file(ownConfig).text())
+      withNewModel.models.push({ id: 'test/new', type: 'chat', routes: [{ provider: 'up', model: 'new' }], pricing: { input: 1, output: 1 } })
+      await Bun.write(ownConfig, JSON.stringify(withNewModel))
+      target.signal('SIGHUP')
+      const reloaded = () => target.lines.filter((line) => line.message === 'config reloaded: new requests use it').length
+      await waitUntil(() => reloaded() === 2)
+
+      // Broken on disk: refused once, by the primary, and no worker reloads.
+      await Bun.write(ownConfig, '{"providers": {}, "models": [{"id": 42}]}')
+      target.signal('SIGHUP')
+      await target.waitFor((line) => String(line.message).startsWith('config reload refused, the running config stays'))
+      await Bun.sleep(500)
+      expect(target.lines.filter((line) => String(line.message).startsWith('config reload refused'))).toHaveLength(1)
+      expect(reloaded()).toBe(2)
+
+      // A worker dies: its replacement starts from the config that last loaded, and serves it.
+      const [victim] = target.lines.filter((line) => line.message === 'worker started')
+      if (!victim) throw new Error('no worker')
+      process.kill(victim.pid, 'SIGKILL')
+      await target.waitFor((line) => line.message === 'worker listening again', 30_000)
+      const replacement = target.lines.filter((line) => line.message === 'worker started').at(-1)
+      upstream.always({ usage: { prompt_tokens: 10, completion_tokens: 8 } })
+      await waitUntil(async () => {
+        expect((await post(target, key, chat('test/new'))).status).toBe(200)
+        return chatLines(target).some((line) => line.pid === replacement?.pid)
+      })
+      expect(target.lines.filter((line) => String(line.message).includes('stopping the instance'))).toHaveLength(0)
+
+      // SIGHUP sent to one worker reloads the whole instance from the file, once it loads again.
+      await Bun.write(ownConfig, JSON.stringify(withNewModel))
+      process.kill(Number(replacement?.pid), 'SIGHUP')
+      await target.waitFor((line) => line.message === 'config loaded: every worker reloads it' && line.why === 'a worker got SIGHUP')
+      await waitUntil(() => reloaded() === 4)
+    },
+    120_000,
+  )
+
+  test.skipIf(!postgres)(
     'workers do not outlive a primary killed outright',
     async () => {
       const target = await startWorkers()
