@@ -37,7 +37,10 @@ const messages = (model: string) => (suite: GatewaySuite, key: string, maxTokens
     body: { model, max_tokens: maxTokens, messages: hi, ...(stream ? { stream } : {}) },
   })
 const responses = (model: string) => (suite: GatewaySuite, key: string, maxTokens: number, stream: boolean) =>
-  suite.harness.call('POST', '/v1/responses', { headers: bearer(key), body: { model, input: 'hi', max_output_tokens: maxTokens, ...(stream ? { stream } : {}) } })
+  suite.harness.call('POST', '/v1/responses', {
+    headers: bearer(key),
+    body: { model, input: 'hi', max_output_tokens: maxTokens, ...(stream ? { stream } : {}) },
+  })
 
 const CASES: Case[] = [
   { name: 'chat', model: 'test/cheap', pricing: { input: 1, output: 2 }, provider: 'a', send: chat('test/cheap'), streamEnd: 'data: [DONE]' },

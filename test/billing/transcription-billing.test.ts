@@ -44,7 +44,7 @@ const CASES: Case[] = [
 for (const kind of testDatabases) {
   describe(`transcription billing (${kind.kind})`, () => {
     const suite = gatewaySuite(kind)
-    let audio: Uint8Array
+    let audio: Uint8Array<ArrayBuffer>
     let measured: number
     beforeAll(async () => {
       audio = await Bun.file(AUDIO).bytes()
@@ -59,9 +59,15 @@ for (const kind of testDatabases) {
       body.append('model', model)
       body.append('file', new File([audio], 'speech.mp3', { type: 'audio/mpeg' }))
       body.append('response_format', format)
-      const response = await suite.harness.gateway.handle(new Request('http://localhost/v1/audio/transcriptions', { method: 'POST', headers: bearer(key), body }))
+      const response = await suite.harness.gateway.handle(
+        new Request('http://localhost/v1/audio/transcriptions', { method: 'POST', headers: bearer(key), body }),
+      )
       const text = await response.text()
-      const entries = (await suite.harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data as { kind: string; amount: number; usage: Record<string, unknown> }[]
+      const entries = (await suite.harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data as {
+        kind: string
+        amount: number
+        usage: Record<string, unknown>
+      }[]
       const charge = entries.find((entry) => entry.kind === 'charge')
       if (!charge) throw new Error(`no charge: ${JSON.stringify(entries)}`)
       const shownCost = format.includes('json') ? (JSON.parse(text) as { usage: { cost: number } }).usage.cost : undefined

@@ -46,7 +46,14 @@ export function transcription(form: Record<string, string>, script: ChatScript):
   if (format === 'verbose_json') {
     if (script.audioSeconds === null) return Response.json({ task: 'transcribe', language: 'english', text: TRANSCRIPT, segments: [] })
     const reported = script.audioSeconds ?? duration
-    return Response.json({ task: 'transcribe', language: 'english', duration: reported, text: TRANSCRIPT, segments: [], usage: { type: 'duration', seconds: Math.ceil(reported) } })
+    return Response.json({
+      task: 'transcribe',
+      language: 'english',
+      duration: reported,
+      text: TRANSCRIPT,
+      segments: [],
+      usage: { type: 'duration', seconds: Math.ceil(reported) },
+    })
   }
   if (format === 'diarized_json') {
     const segments = [

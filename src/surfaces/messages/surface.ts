@@ -55,7 +55,8 @@ export const messages: Surface<MessagesBody, MessagesRoute> = {
       holdAmount: worstCaseForTokens(model.pricing, inputTokens, maxTokens, searches),
       send: (route, target) =>
         route.mode === 'native' ? route.native.send(target, request, passthrough) : route.translate.send(target, prompt ?? decodeMessagesRequest(request)),
-      deliver: (call, answer) => deliverConversation(call, answer, messagesEncoding(answer.route, request.model, inputTokens, maxTokens, request.stream === true)),
+      deliver: (call, answer) =>
+        deliverConversation(call, answer, messagesEncoding(answer.route, request.model, inputTokens, maxTokens, request.stream === true)),
     }
   },
 }
