@@ -66,8 +66,8 @@ const MAX_ATTEMPTS_WITHOUT_OUTAGE = 5
 /** A hold whose closing is pending is still renewed this long, so an outage shorter than this settles it rather than expiring it. */
 const PENDING_RENEWAL_MS = 10 * 60_000
 
-/** See boundedCost: recorded costs stop at this multiple of their hold. */
-const MAX_COST_PER_HOLD = 1000n
+/** See boundedCost: the largest cost a ledger entry can record (its amounts are 64-bit). */
+const MAX_RECORDED_COST = 2n ** 63n - 1n
 
 const defaultRetryDelay = (attempt: number) => Math.min(30_000, 250 * 2 ** (attempt - 1))
 
@@ -347,11 +347,12 @@ function closedLocally(closing: Closing): ClosedHold {
 
 /**
  * Callers price usage they have already checked; this is the last guard before the database:
- * a charge is never negative (the ledger refuses one), and a cost is recorded at most at a
- * fixed multiple of the hold so that its uncollected part fits the column.
+ * a charge is never negative (the ledger refuses one), and a cost is recorded in full, however
+ * far beyond its hold (docs/billing.md#untrusted-usage), unless its uncollected part would not
+ * fit the column.
  */
 function boundedCost(closing: Closing): bigint {
-  const ceiling = closing.hold.amount * MAX_COST_PER_HOLD
+  const ceiling = MAX_RECORDED_COST
   if (closing.cost >= 0n && closing.cost <= ceiling) return closing.cost
   logEvent('error', 'a closing cost out of bounds was clamped', { hold_id: closing.hold.id, request_id: closing.hold.requestId })
   return closing.cost < 0n ? 0n : ceiling

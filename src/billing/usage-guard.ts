@@ -4,7 +4,9 @@ import type { Usage } from '../canonical/usage'
  * Usage reported by an upstream is untrusted input: a count must be a
  * non-negative whole number a double holds exactly, and a duration a non-negative finite
  * number of plausible length. Pricing refuses anything else with UntrustedUsageError, and the
- * call is then charged its full hold with its usage marked invalid (BilledCall).
+ * call is then charged its full hold with its usage marked invalid (BilledCall). Usage that is
+ * well formed is priced however large: it is the upstream's bill to the operator. Where it is
+ * implausible it is also marked anomalous (usageAnomalies), docs/billing.md#untrusted-usage.
  */
 export class UntrustedUsageError extends Error {
   constructor(readonly field: string) {
@@ -49,4 +51,41 @@ export function recordableUsage(usage: Record<string, unknown>): Record<string, 
       typeof value === 'number' && Number.isFinite(value) ? value : typeof value === 'string' || typeof value === 'boolean' ? value : String(value).slice(0, 64)
   }
   return record
+}
+
+/** Why a priced usage is implausible: the `reason` label of tollgate_usage_anomalies_total. */
+export type UsageAnomalyReason = 'output_over_limit' | 'price_over_hold'
+
+export interface UsageAnomaly {
+  reason: UsageAnomalyReason
+  /** The figures behind it, for the ledger and the log. */
+  detail: string
+}
+
+/**
+ * A provider's honest usage stays within the worst case the hold was sized for, give or take
+ * the estimator's margin: a price beyond this many holds is implausible.
+ */
+const PLAUSIBLE_OVERRUN = 4n
+
+/** What a priced call is checked against. */
+export interface PricedUsage {
+  /** The price of the usage, in micro-credits. */
+  cost: bigint
+  /** The call's hold, in micro-credits. */
+  hold: bigint
+  /** Output tokens the provider reported, with the most the upstream was asked for; absent when the usage is not the provider's token count. */
+  output?: { tokens: number; limit: number }
+}
+
+/** The ways a priced usage is implausible; empty for a plausible one. */
+export function usageAnomalies({ cost, hold, output }: PricedUsage): UsageAnomaly[] {
+  const anomalies: UsageAnomaly[] = []
+  if (output && output.tokens > output.limit) {
+    anomalies.push({ reason: 'output_over_limit', detail: `${output.tokens} output tokens reported, ${output.limit} asked of the upstream` })
+  }
+  if (cost > hold * PLAUSIBLE_OVERRUN) {
+    anomalies.push({ reason: 'price_over_hold', detail: `priced ${cost} micro-credits, more than ${PLAUSIBLE_OVERRUN} times the hold of ${hold}` })
+  }
+  return anomalies
 }

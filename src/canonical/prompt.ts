@@ -72,8 +72,8 @@ export interface Prompt {
   toolChoice?: ToolChoice
   /**
    * The most output tokens to generate: the request's number, else the model's configured
-   * maximum. Absent only when neither is known; an API that requires a number then asks for
-   * DEFAULT_MAX_OUTPUT_TOKENS, the allowance the hold assumed.
+   * maximum, else DEFAULT_MAX_OUTPUT_TOKENS: the allowance the hold assumed, which the surfaces
+   * always set. An API that requires a number asks for the default when it is absent.
    */
   maxOutputTokens?: number
   temperature?: number

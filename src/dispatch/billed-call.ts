@@ -2,22 +2,20 @@ import type { Caller } from '../auth/authenticate'
 import type { Hold } from '../billing/hold-book'
 import { microsToCredits } from '../billing/money'
 import { chargeForUsage } from '../billing/pricing'
-import { recordableUsage, UntrustedUsageError } from '../billing/usage-guard'
+import { recordableUsage, type UsageAnomaly, usageAnomalies, UntrustedUsageError } from '../billing/usage-guard'
 import { logEvent } from '../observability/log'
+import { usageAnomaliesTotal } from '../observability/metrics'
 import type { RequestRecord } from '../observability/request-record'
 import type { ModelEntry } from '../catalog/catalog-schema'
 import type { Services } from '../services'
 import type { Usage, UsageSource } from '../canonical/usage'
 import type { Route } from './surface'
 
-/** What a call is settled against: the catalogue model that priced it and the provider that served it. */
-export type ServedBy = Pick<Route, 'model' | 'provider'>
-
 /**
- * A provider's honest usage stays within the worst case the hold was sized for, give or take
- * the estimator's margin; a price beyond this many holds is a fault, not a bill.
+ * What a call is settled against: the catalogue model that priced it, the provider that served
+ * it and, for a conversation, the most output tokens that provider was asked for.
  */
-const PLAUSIBLE_OVERRUN = 4n
+export type ServedBy = Pick<Route, 'model' | 'provider'> & { outputTokenLimit?: number }
 
 /** What settlement reports back to the client: the credits actually taken. */
 export interface Settled {
@@ -47,7 +45,10 @@ export class BilledCall {
   /** Charges the priced usage (capped at the hold); the rest of the hold is released. */
   settle(servedBy: ServedBy, usage: Usage, source: UsageSource): Promise<Settled> {
     const { model } = servedBy
-    this.closing ??= this.close(servedBy, () => chargeForUsage(model.pricing, usage), usageRecord(usage, source), usage).then(async (closed) => {
+    // Only the provider's own count is held to the limit it was given: the gateway's estimate may overshoot it.
+    const limit = source === 'provider' ? servedBy.outputTokenLimit : undefined
+    const output = limit === undefined ? undefined : { tokens: usage.outputTokens, limit }
+    this.closing ??= this.close(servedBy, () => chargeForUsage(model.pricing, usage), usageRecord(usage, source), usage, output).then(async (closed) => {
       const { keyId, tokensPerMinute } = this.hold.payer
       if (closed.trusted && keyId && tokensPerMinute !== null) {
         const tokens = usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens + usage.outputTokens
@@ -65,26 +66,30 @@ export class BilledCall {
   }
 
   /**
-   * Prices the usage and settles. Usage the upstream reported that pricing refuses (negative,
-   * fractional, not a number), or whose price is far beyond the worst case the hold was sized
-   * for, is not trusted: the call is charged its full hold and the ledger marks the usage
-   * invalid (docs/billing.md#untrusted-usage). Never fails: the hold book retries a closing the database did
-   * not take, and answers from the same arithmetic meanwhile.
+   * Prices the usage and settles (docs/billing.md#untrusted-usage). Usage the upstream reported
+   * that pricing refuses (negative, fractional, not a number) is not trusted: the call is charged
+   * its full hold and the ledger marks the usage invalid. Usage pricing takes is the upstream's
+   * bill, however large: the charge is capped at the hold and the hold book records the rest as
+   * uncollected; when it is implausible (more output than asked for, a price beyond the
+   * plausible worst case) the ledger also marks it anomalous. Never fails: the hold book retries
+   * a closing the database did not take, and answers from the same arithmetic meanwhile.
    */
   private async close(
     servedBy: ServedBy,
     price: () => bigint,
     usage: Record<string, unknown>,
     tokens: Usage | undefined,
+    output?: { tokens: number; limit: number },
   ): Promise<{ cost: number; trusted: boolean }> {
     const { amount } = this.hold
     const model: ModelEntry = servedBy.model
     const provider = servedBy.provider.name
     let cost: bigint
     let invalid: string | undefined
+    let anomalies: UsageAnomaly[] = []
     try {
       cost = price()
-      if (cost > amount * PLAUSIBLE_OVERRUN) invalid = 'cost beyond the plausible worst case'
+      anomalies = usageAnomalies({ cost, hold: amount, output })
     } catch (error) {
       if (!(error instanceof UntrustedUsageError))
         logEvent('error', 'pricing failed', { request_id: this.hold.requestId, error: error instanceof Error ? error.message : String(error) })
@@ -93,9 +98,23 @@ export class BilledCall {
     }
     if (invalid !== undefined) {
       logEvent('warn', 'untrusted upstream usage: charged the full hold', { request_id: this.hold.requestId, model: model.id, provider, reason: invalid })
-      cost = amount
     }
-    const record = invalid === undefined ? usage : { ...recordableUsage(usage), invalid: true, invalid_reason: invalid }
+    for (const anomaly of anomalies) usageAnomaliesTotal.inc({ provider, reason: anomaly.reason })
+    const anomalous = anomalies.map((anomaly) => anomaly.detail).join('; ')
+    if (anomalous) {
+      logEvent('warn', 'anomalous upstream usage: priced as reported, the excess uncollected', {
+        request_id: this.hold.requestId,
+        model: model.id,
+        provider,
+        reason: anomalous,
+      })
+    }
+    const record =
+      invalid !== undefined
+        ? { ...recordableUsage(usage), invalid: true, invalid_reason: invalid }
+        : anomalous
+          ? { ...usage, anomalous: true, anomalous_reason: anomalous }
+          : usage
     const closed = await this.record.time('settle', () => this.services.holds.settle(this.hold, cost, record, model.id, provider))
     const credits = microsToCredits(closed.charged)
     this.record.charged({ model: model.id, provider, ...(tokens && invalid === undefined ? { usage: tokens } : {}), cost: credits })

@@ -166,7 +166,8 @@ export async function deliverConversation<Capability>(
   encoding: ConversationEncoding,
 ): Promise<Response> {
   const route = answer.route
-  const relayed = { call, servedBy: route, abortUpstream: answer.abort }
+  const servedBy = { model: route.model, provider: route.provider, outputTokenLimit: encoding.outputTokenLimit }
+  const relayed = { call, servedBy, abortUpstream: answer.abort }
   const upstreamBody = answer.response.body ?? new ReadableStream<Uint8Array>()
   const idleMs = route.provider.streamIdleTimeoutMs
   // A native stream is read straight from the upstream body, its silence watched by the source itself.
@@ -180,10 +181,10 @@ export async function deliverConversation<Capability>(
   const whole = await readJsonObject(new Response(body, answer.response))
   if (route.mode === 'translated') {
     const translated = route.translate.readAnswer(whole)
-    const settled = await call.settle(route, translated.usage, 'provider')
+    const settled = await call.settle(servedBy, translated.usage, 'provider')
     return Response.json(encoding.encodeAnswer(translated, settled.cost))
   }
   const usage = encoding.nativeUsage(whole)
-  const settled = usage ? await call.settle(route, usage, 'provider') : await call.settle(route, encoding.estimateNative(whole), 'estimate')
+  const settled = usage ? await call.settle(servedBy, usage, 'provider') : await call.settle(servedBy, encoding.estimateNative(whole), 'estimate')
   return Response.json(encoding.presentNative(whole, settled.cost))
 }

@@ -146,6 +146,8 @@ export interface ConversationEncoding {
   streaming: boolean
   /** The gateway's estimate of the request's input tokens, billed when the provider reports nothing. */
   inputTokens: number
+  /** The most output tokens the route that answered was asked for (all choices together): reported usage above it is anomalous. */
+  outputTokenLimit: number
   /** Native routes: the whole answer's usage, when it reports one. */
   nativeUsage(body: JsonObject): Usage | undefined
   /** Native routes: the gateway's own count when the answer reports no usage. */

@@ -59,6 +59,11 @@ export const billingBatchDuration = registry.histogram(
   ['operation'],
   DATABASE_SECONDS,
 )
+export const usageAnomaliesTotal = registry.counter(
+  'tollgate_usage_anomalies_total',
+  'Upstream usage priced as reported but implausible, by provider and reason (output_over_limit, price_over_hold).',
+  ['provider', 'reason'],
+)
 export const rateLimited = registry.counter('tollgate_rate_limited_total', 'Requests refused by a key rate limit (limit: rpm or tpm).', ['limit'])
 export const residentMemory = registry.gauge('process_resident_memory_bytes', 'Resident set size of the process.')
 // As the runtime reports them: Bun counts memory that heap objects own (buffers, the embedded

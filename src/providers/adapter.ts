@@ -37,7 +37,11 @@ export interface MessagesPassthrough {
 
 /** OpenAI's chat completions format, spoken natively: the client's body passes through. */
 export interface ChatCapability {
-  send(target: UpstreamTarget, body: JsonObject): Promise<Response>
+  /**
+   * `outputLimit`: the output tokens the hold was sized for, sent in the field the server reads
+   * when the body names no limit of its own (docs/billing.md#holds).
+   */
+  send(target: UpstreamTarget, body: JsonObject, outputLimit?: number): Promise<Response>
   /** The canonical usage of a chat `usage` object; undefined when absent, UpstreamError when malformed. */
   usage(reported: unknown): Usage | undefined
 }

@@ -117,6 +117,8 @@ export function mockCatalog(a: string, b: string) {
       { id: 'test/image', type: 'image', routes: [{ provider: 'a', model: 'image-a' }], pricing: { image: 0.04 } },
       { id: 'test/tts', type: 'speech', routes: [{ provider: 'a', model: 'tts-a' }], pricing: { inputChars: 15 } },
       { id: 'test/whisper', type: 'transcription', routes: [{ provider: 'a', model: 'whisper-a' }], pricing: { output: 10, audioMinute: 0.006 } },
+      // Priced by the minute only, as whisper-1.
+      { id: 'test/whisper-minutes', type: 'transcription', routes: [{ provider: 'a', model: 'whisper-minutes-a' }], pricing: { audioMinute: 0.006 } },
     ],
     aliases: [{ id: 'tollgate/best', strategy: 'fallback', targets: ['test/smart', 'test/cheap'] }],
   }

@@ -6,7 +6,7 @@ import { MessageStreamEncoder } from '../../src/surfaces/messages/encode-stream'
 import type { StreamPart } from '../../src/canonical/answer'
 
 /** Golden cases: a messages request as the chat request an OpenAI-format route receives. */
-const toChat = (body: MessagesPromptSource) => convertPromptToChat(decodeMessagesRequest(body))
+const toChat = (body: MessagesPromptSource) => convertPromptToChat(decodeMessagesRequest(body), 'max_tokens')
 
 describe('messages request -> chat completions request', () => {
   test('plain text, system as an array, sampling and stop sequences', () => {

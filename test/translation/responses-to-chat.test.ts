@@ -26,6 +26,7 @@ describe('responses request -> chat completions request', () => {
         tool_choice: 'required',
         max_output_tokens: 200,
       }),
+      'max_tokens',
     )
     expect(chat).toEqual({
       messages: [

@@ -44,7 +44,16 @@ export function transcription(form: Record<string, string>, script: ChatScript):
   const format = form.response_format ?? 'json'
   const duration = 9.5
   if (format === 'verbose_json') {
-    return Response.json({ task: 'transcribe', language: 'english', duration, text: TRANSCRIPT, segments: [], usage: { type: 'duration', seconds: 10 } })
+    if (script.audioSeconds === null) return Response.json({ task: 'transcribe', language: 'english', text: TRANSCRIPT, segments: [] })
+    const reported = script.audioSeconds ?? duration
+    return Response.json({
+      task: 'transcribe',
+      language: 'english',
+      duration: reported,
+      text: TRANSCRIPT,
+      segments: [],
+      usage: { type: 'duration', seconds: Math.ceil(reported) },
+    })
   }
   if (format === 'diarized_json') {
     const segments = [
@@ -59,6 +68,9 @@ export function transcription(form: Record<string, string>, script: ChatScript):
       segments,
       usage: { type: 'tokens', input_tokens: 14, output_tokens: outputTokens, total_tokens: 14 + outputTokens },
     })
+  }
+  if (format === 'json' && typeof script.audioSeconds === 'number') {
+    return Response.json({ text: TRANSCRIPT, usage: { type: 'duration', seconds: script.audioSeconds } })
   }
   if (format === 'json') {
     const outputTokens = script.usage?.completion_tokens ?? 9

@@ -11,6 +11,11 @@ export interface ChatScript {
   usage?: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number; cache_write_tokens?: number; web_search_requests?: number }
   /** Leave usage out of the answer entirely (some compatible servers do). */
   omitUsage?: boolean
+  /**
+   * Transcriptions: the duration the answer reports (json: a usage of type duration, as Whisper
+   * may send; verbose_json: `duration`, 9.5 s when unset); null: verbose_json reports none.
+   */
+  audioSeconds?: number | null
   /** Wait before the response headers. */
   delayMs?: number
   /** Wait between stream chunks. */

@@ -29,6 +29,7 @@ export type ChatRequest = {
   tools?: ChatTool[]
   tool_choice?: ChatToolChoice
   max_tokens?: number
+  max_completion_tokens?: number
   temperature?: number
   top_p?: number
   stop?: string[]

@@ -1,12 +1,14 @@
 import type { ImagePart, Message, Prompt, TextPart, ToolChoice } from '../../canonical/prompt'
 import type { ChatMessage, ChatRequest, ChatToolChoice, ChatUserPart } from './api'
+import type { ChatOutputLimitField } from './output-limit'
 
 /**
  * The canonical prompt as an OpenAI chat completions body
  * (https://platform.openai.com/docs/api-reference/chat/create). Reasoning from earlier turns
- * has no place in this format and is left out; usage is always asked for when streaming.
+ * has no place in this format and is left out; usage is always asked for when streaming. The
+ * output limit goes in `limitField`, the field the server reads (output-limit.ts).
  */
-export function convertPromptToChat(prompt: Prompt): ChatRequest {
+export function convertPromptToChat(prompt: Prompt, limitField: ChatOutputLimitField): ChatRequest {
   const messages: ChatMessage[] = []
   if (prompt.system) messages.push({ role: 'system', content: prompt.system })
   for (const message of prompt.messages) messages.push(...convertMessage(message))
@@ -21,7 +23,7 @@ export function convertPromptToChat(prompt: Prompt): ChatRequest {
         }
       : {}),
     ...(prompt.toolChoice ? { tool_choice: toolChoice(prompt.toolChoice) } : {}),
-    ...(prompt.maxOutputTokens !== undefined ? { max_tokens: prompt.maxOutputTokens } : {}),
+    ...(prompt.maxOutputTokens !== undefined ? { [limitField]: prompt.maxOutputTokens } : {}),
     ...(prompt.temperature !== undefined ? { temperature: prompt.temperature } : {}),
     ...(prompt.topP !== undefined ? { top_p: prompt.topP } : {}),
     ...(prompt.stopSequences && prompt.stopSequences.length > 0 ? { stop: prompt.stopSequences } : {}),

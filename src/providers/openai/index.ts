@@ -4,6 +4,7 @@ import { convertChatAnswer } from './convert-response'
 import { convertChatStream } from './convert-stream'
 import { convertChatUsage, convertResponsesUsage } from './convert-usage'
 import { mapOpenAiError } from './map-error'
+import { chatOutputLimitField, withChatOutputLimit } from './output-limit'
 import { withoutPremiumResponsesOptions, withoutPremiumTier } from './price-options'
 import { cancelOpenAiVideo, generateOpenAiVideo } from './videos'
 
@@ -36,7 +37,7 @@ export function openAiAdapter(fetch: Fetch): ProviderAdapter {
     })
 
   return {
-    chat: { send: postChatCompletion, usage: convertChatUsage },
+    chat: { send: (target, body, outputLimit) => postChatCompletion(target, withChatOutputLimit(body, outputLimit, target.provider)), usage: convertChatUsage },
     // Every provider of this API is tried natively unless `responsesApi: false`; one that answers
     // 404 or 405 is reached by translation from then on (the dispatcher remembers which).
     responses: {
@@ -45,7 +46,7 @@ export function openAiAdapter(fetch: Fetch): ProviderAdapter {
     },
     media: { send: postToOpenAi },
     translate: {
-      send: (target, prompt) => postChatCompletion(target, convertPromptToChat(prompt)),
+      send: (target, prompt) => postChatCompletion(target, convertPromptToChat(prompt, chatOutputLimitField(target.provider))),
       readAnswer: convertChatAnswer,
       readStream: convertChatStream,
     },

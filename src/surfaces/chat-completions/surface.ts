@@ -48,27 +48,30 @@ export const chatCompletions: Surface<ChatCompletionBody, ChatRoute> = {
       modelId: request.model,
       routes,
       holdAmount: holdAmount(routes, limits, inputTokens),
+      // Omitted, max_tokens is the model's maximum, and every route is told it (the hold was sized
+      // for it), so none falls back on a default of its own.
       send: (route, target) =>
         route.mode === 'native'
-          ? route.native.send(target, withinModelMaximum(sent, route.model))
-          : // Omitted, max_tokens is the model's maximum: translated APIs are told it (Anthropic's
-            // requires a number), so none falls back on a smaller default of its own.
-            route.translate.send(target, {
-              ...(prompt ?? decodeChatRequest(body)),
-              maxOutputTokens: outputTokensFor(route.model, limits.requested) ?? route.model.maxOutputTokens,
-            }),
-      deliver: (call, answer) => deliverConversation(call, answer, chatEncoding(answer.route, inputTokens, streaming, clientWantsUsage)),
+          ? route.native.send(target, withinModelMaximum(sent, route.model), routeOutputTokens(route.model, limits.requested))
+          : route.translate.send(target, { ...(prompt ?? decodeChatRequest(body)), maxOutputTokens: routeOutputTokens(route.model, limits.requested) }),
+      deliver: (call, answer) =>
+        deliverConversation(
+          call,
+          answer,
+          chatEncoding(answer.route, inputTokens, streaming, clientWantsUsage, routeOutputTokens(answer.route.model, limits.requested) * limits.choices),
+        ),
     }
   },
 }
 
 /** How chat answers reach the client: the completion shows the catalogue model that served it. */
-function chatEncoding(route: ChatRoute, inputTokens: number, streaming: boolean, clientWantsUsage: boolean): ConversationEncoding {
+function chatEncoding(route: ChatRoute, inputTokens: number, streaming: boolean, clientWantsUsage: boolean, outputTokenLimit: number): ConversationEncoding {
   const shownModel = route.model.id
   const usageOf = route.mode === 'native' ? route.native.usage : () => undefined
   return {
     streaming,
     inputTokens,
+    outputTokenLimit,
     nativeUsage: (completion) => usageOf(completion.usage),
     estimateNative: (completion) => estimatedUsage(inputTokens, choicesTokens(completion.choices)),
     presentNative: (completion, cost) => ({ ...completion, model: shownModel, usage: usageWithCost(completion.usage, cost) }),
@@ -133,6 +136,11 @@ function outputTokensFor(model: ModelEntry, requested: number | undefined): numb
   return requested === undefined ? undefined : Math.min(requested, maxOutputTokensOf(model))
 }
 
+/** What one candidate model is asked for and held for, per choice: the request's number within its maximum, else its maximum. */
+function routeOutputTokens(model: ModelEntry, requested: number | undefined): number {
+  return outputAllowanceOf(model, outputTokensFor(model, requested))
+}
+
 /** The body as one candidate model receives it: its output-token fields no larger than that model's maximum. */
 function withinModelMaximum(body: ChatCompletionBody, model: ModelEntry): ChatCompletionBody {
   const maximum = maxOutputTokensOf(model)
@@ -144,7 +152,7 @@ function withinModelMaximum(body: ChatCompletionBody, model: ModelEntry): ChatCo
 function holdAmount(routes: NonEmpty<Route>, limits: ChatLimits, inputTokens: number): bigint {
   let amount = 0n
   for (const { model } of routes) {
-    const maxOutput = outputAllowanceOf(model, outputTokensFor(model, limits.requested)) * limits.choices
+    const maxOutput = routeOutputTokens(model, limits.requested) * limits.choices
     const worst = worstCaseForTokens(model.pricing, inputTokens, maxOutput)
     if (worst > amount) amount = worst
   }

@@ -55,16 +55,18 @@ export const messages: Surface<MessagesBody, MessagesRoute> = {
       holdAmount: worstCaseForTokens(model.pricing, inputTokens, maxTokens, searches),
       send: (route, target) =>
         route.mode === 'native' ? route.native.send(target, request, passthrough) : route.translate.send(target, prompt ?? decodeMessagesRequest(request)),
-      deliver: (call, answer) => deliverConversation(call, answer, messagesEncoding(answer.route, request.model, inputTokens, request.stream === true)),
+      deliver: (call, answer) =>
+        deliverConversation(call, answer, messagesEncoding(answer.route, request.model, inputTokens, maxTokens, request.stream === true)),
     }
   },
 }
 
-function messagesEncoding(route: MessagesRoute, shownModel: string, inputTokens: number, streaming: boolean): ConversationEncoding {
+function messagesEncoding(route: MessagesRoute, shownModel: string, inputTokens: number, outputTokenLimit: number, streaming: boolean): ConversationEncoding {
   const usageOf = route.mode === 'native' ? route.native.usage : () => undefined
   return {
     streaming,
     inputTokens,
+    outputTokenLimit,
     nativeUsage: (message) => usageOf(message.usage),
     estimateNative: () => estimatedUsage(inputTokens, 0),
     presentNative: (message, cost) => ({ ...message, model: shownModel, usage: usageWithCost(message.usage, cost) }),

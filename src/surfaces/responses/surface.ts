@@ -69,20 +69,22 @@ export const responses: Surface<ResponsesBody, ResponsesRoute> = {
       request.max_output_tokens === undefined
         ? undefined
         : requireOutputTokens(request.max_output_tokens, 'max_output_tokens', maxOutputTokensOf(model), request.model)
-    // Decoded when a route first needs it: native calls never do. Omitted, max_output_tokens is
-    // the model's maximum, and translated APIs are told it, as on chat.
+    // Omitted, max_output_tokens is the model's maximum, and every route is told it, as on chat.
+    const outputTokens = outputAllowanceOf(model, requested)
+    const nativeBody = request.max_output_tokens === undefined ? { ...request, max_output_tokens: outputTokens } : request
+    // Decoded when a route first needs it: native calls never do.
     let prompt: Prompt | undefined
-    const translatedPrompt = () => (prompt ??= { ...decodeResponsesRequest(request), maxOutputTokens: requested ?? model.maxOutputTokens })
+    const translatedPrompt = () => (prompt ??= { ...decodeResponsesRequest(request), maxOutputTokens: outputTokens })
     // Native routes that switched to their translation during this call.
     const switched = new Map<ResponsesRoute, TranslatedRoute>()
     return {
       modelId: model.id,
       routes,
       // One hold for the call, whichever way each route ends up reached.
-      holdAmount: worstCaseForTokens(model.pricing, inputTokens, outputAllowanceOf(model, requested)),
+      holdAmount: worstCaseForTokens(model.pricing, inputTokens, outputTokens),
       async send(route, target) {
         if (route.mode === 'translated') return route.translate.send(target, translatedPrompt())
-        const response = await route.native.send(target, request)
+        const response = await route.native.send(target, nativeBody)
         if (!route.fallback || !isMissingEndpoint(response.status)) return response
         // No Responses API on this server: not a failure of the route, so no failover and no new
         // hold; this call and every later one reach the same route through chat completions.
@@ -94,7 +96,7 @@ export const responses: Surface<ResponsesBody, ResponsesRoute> = {
       },
       deliver(call, reached) {
         const answer = { ...reached, route: switched.get(reached.route) ?? reached.route }
-        return deliverConversation(call, answer, responsesEncoding(answer.route, model.id, inputTokens, request.stream === true))
+        return deliverConversation(call, answer, responsesEncoding(answer.route, model.id, inputTokens, outputTokens, request.stream === true))
       },
     }
   },
@@ -108,11 +110,12 @@ function statefulRoutes(routes: NonEmpty<ResponsesRoute>, stateful: 'previous_re
   return [first, ...rest]
 }
 
-function responsesEncoding(route: ResponsesRoute, shownModel: string, inputTokens: number, streaming: boolean): ConversationEncoding {
+function responsesEncoding(route: ResponsesRoute, shownModel: string, inputTokens: number, outputTokenLimit: number, streaming: boolean): ConversationEncoding {
   const usageOf = route.mode === 'native' ? route.native.usage : () => undefined
   return {
     streaming,
     inputTokens,
+    outputTokenLimit,
     nativeUsage: (response) => usageOf(response.usage),
     estimateNative: () => estimatedUsage(inputTokens, 0),
     presentNative: (response, cost) => ({ ...response, model: shownModel, usage: usageWithCost(response.usage, cost) }),

@@ -21,9 +21,11 @@ const TRANSCRIPT_TOKENS_PER_MINUTE = 300
 export const transcriptionSurface: Surface<TranscriptionBody, MediaRoute> = {
   async plan(services, { caller, body }) {
     if (body.file.size > MAX_AUDIO_BYTES) throw new RequestTooLargeError('Audio files are limited to 25 MiB.', { param: 'file' })
-    // The duration read from the file's container (bounded against a lying header), in
-    // whole seconds, rounded up: the provider bills what it decodes, the hold must cover it.
-    const seconds = Math.ceil(await transcriptionHoldSeconds(body.file))
+    // The duration read from the file's container (bounded against a lying header): billed when
+    // the answer reports none, and held in whole seconds, rounded up, since the provider bills
+    // what it decodes and the hold must cover it.
+    const measuredSeconds = await transcriptionHoldSeconds(body.file)
+    const seconds = Math.ceil(measuredSeconds)
     const resolved = await resolveTypedModel(services, caller, body.model, 'transcription', '/v1/audio/transcriptions')
     const { model } = resolved
     return {
@@ -32,7 +34,7 @@ export const transcriptionSurface: Surface<TranscriptionBody, MediaRoute> = {
       holdAmount:
         chargePerMinute(model.pricing.audioMinute, seconds) + chargePerMillion(model.pricing.output, Math.ceil((seconds / 60) * TRANSCRIPT_TOKENS_PER_MINUTE)),
       send: (route, target) => route.media.send(target, '/audio/transcriptions', transcriptionForm(body, route.upstreamModel)),
-      deliver: (call, answer) => deliverPriced(call, answer, (response) => priceTranscript(model, response)),
+      deliver: (call, answer) => deliverPriced(call, answer, (response) => priceTranscript(model, response, measuredSeconds)),
     }
   },
 }
@@ -55,31 +57,40 @@ function transcriptionForm(body: TranscriptionBody, model: string): FormData {
 
 /**
  * The transcript at the output price (the provider's token count, else the gateway's own) plus
- * the audio minutes at `audioMinute` when the provider reports a duration (`duration`, or a
- * `usage` of type `duration` with its `seconds`). JSON answers get `usage.cost`; text, srt and
- * vtt pass through as text. Reported counts are checked only when priced: one pricing refuses
- * charges the full hold and marks the usage invalid (BilledCall), it does not fail the call.
+ * the audio minutes at `audioMinute`: the duration the provider reports (`duration`, or a
+ * `usage` of type `duration` with its `seconds`), else `measuredSeconds`, what the gateway read
+ * from the file (text, srt and vtt answers never report one). JSON answers get `usage.cost`;
+ * text, srt and vtt pass through as text. Reported counts are checked only when priced: one
+ * pricing refuses charges the full hold and marks the usage invalid (BilledCall), it does not
+ * fail the call.
  */
-async function priceTranscript(model: ModelEntry, response: Response): Promise<PricedAnswer> {
+async function priceTranscript(model: ModelEntry, response: Response, measuredSeconds: number): Promise<PricedAnswer> {
   const contentType = response.headers.get('content-type') ?? 'text/plain; charset=utf-8'
   if (!contentType.includes('json')) {
     const text = await response.text()
     const tokens = estimateTextTokens(text)
     return {
-      cost: () => chargePerMillion(model.pricing.output, tokens),
-      usage: { output_tokens: tokens, source: 'estimate' },
+      cost: () => chargePerMillion(model.pricing.output, tokens) + chargePerMinute(model.pricing.audioMinute, measuredSeconds),
+      usage: { output_tokens: tokens, source: 'estimate', audio_seconds: measuredSeconds, audio_source: 'measured' },
       respond: () => new Response(text, { headers: { 'content-type': contentType } }),
     }
   }
   const answer = await readJsonObject(response)
   const usage = jsonObject(answer.usage)
-  const tokens = usage?.output_tokens ?? estimateTextTokens(typeof answer.text === 'string' ? answer.text : '')
-  const seconds = answer.duration !== undefined ? answer.duration : usage?.type === 'duration' ? usage.seconds : undefined
+  // A field that is null reports nothing, as one that is absent.
+  const reportedTokens = usage?.output_tokens ?? undefined
+  const tokens = reportedTokens ?? estimateTextTokens(typeof answer.text === 'string' ? answer.text : '')
+  const reportedSeconds = answer.duration ?? (usage?.type === 'duration' ? usage.seconds : undefined) ?? undefined
+  const seconds = reportedSeconds ?? measuredSeconds
   return {
     cost: () =>
-      chargePerMillion(model.pricing.output, trustedCount(tokens, 'count')) +
-      (seconds === undefined ? 0n : chargePerMinute(model.pricing.audioMinute, trustedSeconds(seconds, 'seconds'))),
-    usage: { output_tokens: tokens, ...(seconds === undefined ? {} : { audio_seconds: seconds }) },
+      chargePerMillion(model.pricing.output, trustedCount(tokens, 'count')) + chargePerMinute(model.pricing.audioMinute, trustedSeconds(seconds, 'seconds')),
+    usage: {
+      output_tokens: tokens,
+      source: reportedTokens === undefined ? 'estimate' : 'provider',
+      audio_seconds: seconds,
+      audio_source: reportedSeconds === undefined ? 'measured' : 'provider',
+    },
     respond: (credits: number) => Response.json({ ...answer, usage: usageWithCost(answer.usage, credits) }),
   }
 }
