@@ -107,10 +107,13 @@ export function builtinCatalog(env: Record<string, string | undefined>): Catalog
       compatibleChat('groq', 'llama-3.1-8b-instant', { input: 0.05, output: 0.08 }, 131_072, 131_072),
       compatibleChat('groq', 'openai/gpt-oss-120b', { input: 0.15, output: 0.75 }, 131_072, 65_536),
       single('groq/whisper-large-v3', 'transcription', 'groq', 'whisper-large-v3', { audioMinute: 0.00185 }),
-      compatibleChat('mistral', 'mistral-large-latest', { input: 2, output: 6 }, 131_072, 131_072),
-      compatibleChat('mistral', 'mistral-medium-latest', { input: 0.4, output: 2 }, 131_072, 131_072),
-      compatibleChat('mistral', 'mistral-small-latest', { input: 0.1, output: 0.3 }, 131_072, 131_072),
-      compatibleChat('mistral', 'codestral-latest', { input: 0.3, output: 0.9 }, 256_000, 256_000, coding),
+      // Mistral counts the prompt and max_tokens together against the context, and the limit is
+      // sent upstream when the client names none: an output limit of the whole context would
+      // refuse every call, so these leave room for the prompt.
+      compatibleChat('mistral', 'mistral-large-latest', { input: 2, output: 6 }, 131_072, 32_768),
+      compatibleChat('mistral', 'mistral-medium-latest', { input: 0.4, output: 2 }, 131_072, 32_768),
+      compatibleChat('mistral', 'mistral-small-latest', { input: 0.1, output: 0.3 }, 131_072, 32_768),
+      compatibleChat('mistral', 'codestral-latest', { input: 0.3, output: 0.9 }, 256_000, 32_768, coding),
       single('mistral/mistral-embed', 'embedding', 'mistral', 'mistral-embed', { input: 0.1 }, { contextWindow: 8192 }),
       compatibleChat('deepseek', 'deepseek-chat', { input: 0.28, output: 0.42, cacheRead: 0.028 }, 128_000, 8_192, coding),
       compatibleChat('deepseek', 'deepseek-reasoner', { input: 0.28, output: 0.42, cacheRead: 0.028 }, 128_000, 64_000),
