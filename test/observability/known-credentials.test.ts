@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { exportPKCS8, generateKeyPair } from 'jose'
+import { scrubCredentials } from '../../src/util/scrub-credentials'
 import { testDatabases, type FreshDatabase } from '../support/databases'
 import { ADMIN_TOKEN, bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
 
@@ -14,6 +15,8 @@ import { ADMIN_TOKEN, bearer, startGateway, testConfig, type TestGateway } from 
  * looks like a credential to the shape patterns.
  */
 const OPENAI_KEY = 'upstream-openai-key-7f3a9c51'
+/** The same provider's key after a reload. */
+const ROTATED_KEY = 'rotated-openai-key-4e4e'
 /** From the environment (apiKeyEnv), with characters every encoding writes differently. */
 const COMPAT_KEY = 'compat/key+with spaces&"quotes"-42'
 const CLAUDE_KEY = 'claude-compat-key-2b7e'
@@ -124,6 +127,8 @@ for (const kind of testDatabases) {
     let database: FreshDatabase
     let harness: TestGateway
     let key: string
+    let env: Record<string, string>
+    let writeConfig: (openaiKey: string) => void = () => undefined
 
     beforeAll(async () => {
       upstream.start()
@@ -147,32 +152,33 @@ for (const kind of testDatabases) {
       })
       const vertex = { api: 'vertex', baseUrl: upstream.origin, project: 'proj', location: 'us-east5' }
       const configFile = join(dir, 'tollgate.json')
-      writeFileSync(
-        configFile,
-        JSON.stringify({
-          providers: {
-            openai: { api: 'openai', baseUrl: `${upstream.origin}/v1`, apiKey: OPENAI_KEY },
-            compat: { api: 'openai', baseUrl: `${upstream.origin}/v1`, apiKeyEnv: 'ECHO_COMPAT_KEY', responsesApi: false },
-            claude: { api: 'anthropic', baseUrl: upstream.origin, apiKeyEnv: 'ECHO_CLAUDE_KEY' },
-            gemini: { api: 'gemini', baseUrl: upstream.origin, apiKey: GEMINI_KEY },
-            vertexEnv: { ...vertex, accessTokenEnv: 'ECHO_VERTEX_TOKEN' },
-            vertexSigned: { ...vertex, serviceAccountKeyFile: keyFile },
-          },
-          models: Object.entries(MODELS).map(([provider, id]) => route(id, provider)),
-        }),
-      )
+      writeConfig = (openaiKey) =>
+        writeFileSync(
+          configFile,
+          JSON.stringify({
+            providers: {
+              openai: { api: 'openai', baseUrl: `${upstream.origin}/v1`, apiKey: openaiKey },
+              compat: { api: 'openai', baseUrl: `${upstream.origin}/v1`, apiKeyEnv: 'ECHO_COMPAT_KEY', responsesApi: false },
+              claude: { api: 'anthropic', baseUrl: upstream.origin, apiKeyEnv: 'ECHO_CLAUDE_KEY' },
+              gemini: { api: 'gemini', baseUrl: upstream.origin, apiKey: GEMINI_KEY },
+              vertexEnv: { ...vertex, accessTokenEnv: 'ECHO_VERTEX_TOKEN' },
+              vertexSigned: { ...vertex, serviceAccountKeyFile: keyFile },
+            },
+            models: Object.entries(MODELS).map(([provider, id]) => route(id, provider)),
+          }),
+        )
+      writeConfig(OPENAI_KEY)
+      env = {
+        TOLLGATE_CONFIG: configFile,
+        ECHO_COMPAT_KEY: COMPAT_KEY,
+        ECHO_CLAUDE_KEY: CLAUDE_KEY,
+        ECHO_VERTEX_TOKEN: VERTEX_TOKEN,
+        TOLLGATE_METRICS_TOKEN: METRICS_TOKEN,
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_HEADERS: `x-collector-key=${encodeURIComponent(COLLECTOR_KEY)}`,
+      }
       database = await kind.open()
-      harness = startGateway(database, {
-        config: testConfig({
-          TOLLGATE_CONFIG: configFile,
-          ECHO_COMPAT_KEY: COMPAT_KEY,
-          ECHO_CLAUDE_KEY: CLAUDE_KEY,
-          ECHO_VERTEX_TOKEN: VERTEX_TOKEN,
-          TOLLGATE_METRICS_TOKEN: METRICS_TOKEN,
-          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-          OTEL_EXPORTER_OTLP_HEADERS: `x-collector-key=${encodeURIComponent(COLLECTOR_KEY)}`,
-        }),
-      })
+      harness = startGateway(database, { config: testConfig(env) })
       key = (await harness.key()).key
       for (const method of ['log', 'info', 'warn', 'error', 'debug'] as const) {
         spies.push(spyOn(console, method).mockImplementation((...parts: unknown[]) => consoleLines.push(parts.map(String).join(' '))))
@@ -252,6 +258,17 @@ for (const kind of testDatabases) {
       expect(chatStream.status).toBe(200)
       expect(chatStream.text).toContain('"error"')
       await expectNowhere([responses.text, chatStream.text], [OPENAI_KEY, COMPAT_KEY, ...GATEWAY_TOKENS])
+    })
+
+    test("a reload's new provider key is scrubbed from then on, and so is the key it replaced", async () => {
+      writeConfig(ROTATED_KEY)
+      harness.services.reloadCatalog(testConfig(env))
+      const reply = await chat(MODELS.openai)
+      expect(reply.status).toBe(400)
+      expect(reply.json.error.message).toStartWith('Incorrect API key provided: [redacted] and')
+      // Requests still running with the previous entry may be answered with the previous key.
+      expect(scrubCredentials(`quoted ${OPENAI_KEY}`)).toBe('quoted [redacted]')
+      await expectNowhere([reply.text], [ROTATED_KEY, ...GATEWAY_TOKENS])
     })
   })
 }
