@@ -9,10 +9,11 @@ import { HoldBook } from './billing/hold-book'
 import { HoldSweeper } from './billing/sweeper'
 import { Catalog } from './catalog/catalog'
 import { CustomModelStore } from './catalog/custom-models'
-import type { Config } from './config'
+import { configSecrets, type Config } from './config'
 import type { Database, DatabaseHandle } from './db/client'
 import { Readiness } from './lifecycle/readiness'
 import { newId } from './util/ids'
+import { knownSecrets } from './util/known-secrets'
 
 export interface ServiceOptions {
   config: Config
@@ -69,6 +70,10 @@ export function createServices(options: ServiceOptions): Services {
   const rateLimiter = new RateLimiter(counter, now)
   // One object swapped whole, so a reader never sees a new config with an old catalogue.
   let current = { config: options.config, catalog: new Catalog(options.config) }
+  // The credentials it holds are scrubbed by value from upstream text (util/known-secrets.ts);
+  // after a reload, the previous config's too, for the requests still using its providers.
+  const secretsGroup = `config ${instanceId}`
+  knownSecrets.set(secretsGroup, configSecrets(options.config))
   return {
     get config() {
       return current.config
@@ -80,6 +85,8 @@ export function createServices(options: ServiceOptions): Services {
     },
     reloadCatalog(next) {
       const config: Config = { ...current.config, providers: next.providers, models: next.models, aliases: next.aliases, configFile: next.configFile }
+      knownSecrets.set(`${secretsGroup} previous`, configSecrets(current.config))
+      knownSecrets.set(secretsGroup, configSecrets(config))
       current = { config, catalog: new Catalog(config, current.catalog.created) }
     },
     readiness: new Readiness(),
@@ -94,6 +101,8 @@ export function createServices(options: ServiceOptions): Services {
     close: () => {
       sweeper.stop()
       counter.close()
+      knownSecrets.forget(secretsGroup)
+      knownSecrets.forget(`${secretsGroup} previous`)
     },
   }
 }

@@ -45,14 +45,27 @@ function quoteCell(cell: string): string {
 }
 
 /**
- * A field as text: empty for null, text as it is, anything else as JSON writes it (amounts with
- * their six decimals, nested objects such as `usage` as their JSON text).
+ * A field as text: empty for null, text made inert (below), anything else as JSON writes it
+ * (amounts with their six decimals, nested objects such as `usage` as their JSON text). Only
+ * text is touched: a negative amount the exporter writes itself stays a number.
  */
 function cellOf(row: object, field: string): string {
   const value: unknown = Object.getOwnPropertyDescriptor(row, field)?.value
   if (value === null || value === undefined) return ''
-  if (typeof value === 'string') return value
+  if (typeof value === 'string') return inertText(value)
   return JSON.stringify(value) ?? ''
+}
+
+/** What a spreadsheet reads as the start of a formula (OWASP's CSV injection list). */
+const FORMULA_START = /^[=+\-@\t\r]/
+
+/**
+ * Text that others chose (a user's `sub`, a credit's note) opened in a spreadsheet must not run:
+ * a cell that starts like a formula gets a single quote in front, which spreadsheets show as
+ * text (docs/operations.md#reporting).
+ */
+function inertText(text: string): string {
+  return FORMULA_START.test(text) ? `'${text}` : text
 }
 
 /** Reads `read` a page at a time from the start position until a short page ends the selection. */

@@ -12,7 +12,11 @@ export interface TraceContext {
   spanId: string
   /** The client's span, when an incoming `traceparent` named one. */
   parentSpanId: string | undefined
-  /** Whether the trace is recorded: the caller's decision when it sent one, else yes. */
+  /**
+   * Whether the request is recorded: the gateway's decision, never the caller's. A caller's
+   * `traceparent` lends its trace id and parent span (continuity), but its sampled flag does not
+   * keep a request out of the operator's traces (docs/operations.md#traces).
+   */
   sampled: boolean
 }
 
@@ -24,15 +28,17 @@ const ZERO_SPAN_ID = '0'.repeat(16)
 /**
  * The context of a new request span: it joins the trace of a well-formed incoming
  * `traceparent`, or starts a trace of its own when there is none or it is malformed (a bad
- * header is ignored, as the specification asks, never an error for the client).
+ * header is ignored, as the specification asks, never an error for the client). Every request
+ * the gateway traces is recorded, whatever flags the caller sent.
  */
 export function requestTraceContext(traceparent: string | null): TraceContext {
   const incoming = traceparent === null ? undefined : parseTraceparent(traceparent.trim())
   if (!incoming) return { traceId: randomHex(16), spanId: newSpanId(), parentSpanId: undefined, sampled: true }
-  return { traceId: incoming.traceId, spanId: newSpanId(), parentSpanId: incoming.spanId, sampled: incoming.sampled }
+  return { traceId: incoming.traceId, spanId: newSpanId(), parentSpanId: incoming.spanId, sampled: true }
 }
 
-function parseTraceparent(header: string): { traceId: string; spanId: string; sampled: boolean } | undefined {
+/** The ids of a well-formed `traceparent`; its flags are read only for being hex, as sampling is not the caller's to decide. */
+function parseTraceparent(header: string): { traceId: string; spanId: string } | undefined {
   const match = TRACEPARENT.exec(header)
   if (!match) return undefined
   const [, version, traceId, spanId, flags, rest] = match
@@ -40,7 +46,7 @@ function parseTraceparent(header: string): { traceId: string; spanId: string; sa
   // Version ff is forbidden; version 00 has exactly four fields.
   if (version === 'ff' || (version === '00' && rest !== undefined)) return undefined
   if (traceId === ZERO_TRACE_ID || spanId === ZERO_SPAN_ID) return undefined
-  return { traceId, spanId, sampled: (Number.parseInt(flags, 16) & 1) === 1 }
+  return { traceId, spanId }
 }
 
 /** The `traceparent` that names `spanId` (a span of this trace) as the parent of what the receiver does. */

@@ -4,7 +4,7 @@ import type { Route } from '../dispatch/surface'
 import { surfaceRequest, type Surface } from '../dispatch/surface'
 import { envelopeOfPath } from '../errors/render'
 import type { GatewayContext } from '../http/gateway-context'
-import { refuseInvalidBody } from '../http/schema-check'
+import { refuseInvalidBody, refuseInvalidForm } from '../http/schema-check'
 import { errorResponses, MODEL_CALL_ERRORS, type DocumentedResponses } from '../http/openapi/responses'
 import type { Services } from '../services'
 
@@ -29,8 +29,9 @@ export function surfaceEndpoint<S extends TSchema, R extends Route>(endpoint: Su
       .use(context)
       .post(endpoint.path, ({ body, caller, requestId, request }) => dispatch(services, endpoint.surface, surfaceRequest(body, caller, requestId, request)), {
         parse: endpoint.parse,
-        // The gateway's own check runs first: the framework's costs seconds on a large wrongly typed body.
-        ...(endpoint.parse === 'json' ? { transform: ({ body }: { body: unknown }) => refuseInvalidBody(endpoint.schema, body) } : {}),
+        // The gateway's own check runs first: the framework's costs seconds on a large wrongly typed body,
+        // and loses the name of a form field out of range.
+        transform: ({ body }: { body: unknown }) => (endpoint.parse === 'json' ? refuseInvalidBody : refuseInvalidForm)(endpoint.schema, body),
         body: endpoint.schema,
         ...(endpoint.response.json ? { response: { 200: endpoint.response.json } } : {}),
         detail: { ...endpoint.detail, responses: { ...endpoint.response.other, ...errorResponses(envelopeOfPath(endpoint.path), MODEL_CALL_ERRORS) } },

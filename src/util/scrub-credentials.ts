@@ -1,11 +1,15 @@
+import { knownSecrets } from './known-secrets'
+
 /**
  * Text from outside the gateway (an upstream's error message) or about its inside (an error
  * chain on its way to a log line) may quote a credential: OpenAI's 401 repeats the key it was
  * given, and a proxy in front of an upstream may echo an Authorization header. Every such text
  * passes through here before a client or a log reads it.
  *
- * The shapes are the credentials' own, so ordinary error messages (model names, field paths,
- * token counts, request ids) pass unchanged; the tests hold real provider messages to that.
+ * First every credential the gateway holds is replaced by value, whatever it looks like
+ * (known-secrets.ts); then anything shaped like a credential. The shapes are the credentials'
+ * own, so ordinary error messages (model names, field paths, token counts, request ids) pass
+ * unchanged; the tests hold real provider messages to that.
  */
 
 export const REDACTED = '[redacted]'
@@ -43,7 +47,7 @@ const LONG_TOKEN = /[A-Za-z0-9+/=_-]{32,}/g
 const SECRET_ENTROPY_BITS = 4
 
 export function scrubCredentials(text: string): string {
-  let scrubbed = text
+  let scrubbed = knownSecrets.scrub(text, REDACTED)
   for (const [pattern, replacement] of CREDENTIAL_PATTERNS) scrubbed = scrubbed.replace(pattern, replacement)
   scrubbed = scrubbed.replace(AUTHORIZATION_VALUE, (whole, scheme: string, space: string, token: string) =>
     PLAIN_WORD.test(token) ? whole : `${scheme}${space}${REDACTED}`,

@@ -221,14 +221,19 @@ describe('traces over OTLP/HTTP', () => {
     expect(new Set(traceIds).size).toBe(malformed.length)
   })
 
-  test('an unsampled caller trace is followed but not exported', async () => {
+  test("a caller's unsampled flag keeps its trace id but not its request out of the operator's traces", async () => {
     const { key } = await harness.key()
     const reply = await chat(key, { model: 'test/cheap', messages: hi }, { traceparent: `00-${INCOMING_TRACE}-${INCOMING_SPAN}-00` })
     expect(reply.status).toBe(200)
     await harness.gateway.flushTraces()
-    expect(receiver.spans.filter((span) => span.traceId === INCOMING_TRACE)).toEqual([])
-    expect(() => receiver.trace(reply.headers.get('x-request-id'))).toThrow()
-    expect(upstream.received[0]?.headers.traceparent).toMatch(new RegExp(`^00-${INCOMING_TRACE}-[0-9a-f]{16}-00$`))
+    // Sampling is the gateway's decision: the request is exported, in the caller's trace, under the caller's span.
+    const { request, children } = receiver.trace(reply.headers.get('x-request-id'))
+    expect(request.traceId).toBe(INCOMING_TRACE)
+    expect(request.parentSpanId).toBe(INCOMING_SPAN)
+    const attempt = children.find((span) => span.kind === SpanKind.client)
+    expect(attempt?.traceId).toBe(INCOMING_TRACE)
+    // The upstream is told the attempt is recorded.
+    expect(upstream.received[0]?.headers.traceparent).toBe(`00-${INCOMING_TRACE}-${attempt?.spanId}-01`)
   })
 
   test('spans go out in a batch within the export interval, without a flush; probes are not traced', async () => {

@@ -2,6 +2,7 @@ import { Value } from '@sinclair/typebox/value'
 import { importPKCS8, SignJWT } from 'jose'
 import type { ProviderConfig, ServiceAccount } from '../../config'
 import { UpstreamError } from '../../errors/kinds'
+import { knownSecrets } from '../../util/known-secrets'
 import type { Fetch } from '../adapter'
 import { TokenResponse } from './api'
 
@@ -24,10 +25,13 @@ export async function vertexAccessToken(fetch: Fetch, provider: ProviderConfig, 
   if (known && known.until > Date.now()) return known.token
   const fresh = await exchange(fetch, account, signal)
   cached.set(account.clientEmail, fresh)
+  // Scrubbed by value from upstream text like every credential the gateway holds (util/known-secrets.ts):
+  // the token, the assertion that obtained it, and the token it replaces, which requests in flight may still carry.
+  knownSecrets.set(`vertex service account ${account.clientEmail}`, [fresh.token, fresh.assertion, known?.token])
   return fresh.token
 }
 
-async function exchange(fetch: Fetch, account: ServiceAccount, signal: AbortSignal): Promise<{ token: string; until: number }> {
+async function exchange(fetch: Fetch, account: ServiceAccount, signal: AbortSignal): Promise<{ token: string; until: number; assertion: string }> {
   const now = Math.floor(Date.now() / 1000)
   let assertion: string
   try {
@@ -52,5 +56,5 @@ async function exchange(fetch: Fetch, account: ServiceAccount, signal: AbortSign
     throw new UpstreamError(`Vertex AI refused the service account's token request (HTTP ${response.status}).`)
   }
   const lifetimeMs = (typeof body.expires_in === 'number' ? body.expires_in : 3600) * 1000
-  return { token: body.access_token, until: Date.now() + lifetimeMs - RENEW_EARLY_MS }
+  return { token: body.access_token, until: Date.now() + lifetimeMs - RENEW_EARLY_MS, assertion }
 }

@@ -6,6 +6,7 @@ import { responsesStreamError } from '../../errors/render'
 import { type FramedSseEvent, writeSse } from '../../http/sse'
 import { isRecord } from '../../util/is-record'
 import { parseJsonObject } from '../../util/parse-json-object'
+import { scrubCredentials } from '../../util/scrub-credentials'
 
 export interface ResponsesStreamView {
   /** The catalogue model shown in every response object, whichever route served. */
@@ -53,7 +54,9 @@ export function observeResponsesStream(view: ResponsesStreamView): StreamObserve
             }),
         }
       }
-      if (type === 'response.failed' || type === 'error') return { kind: 'release', text: writeSse({ event: type, data: JSON.stringify(withModel(data)) }) }
+      // The upstream's own words go to the client: scrubbed like every upstream message (util/scrub-credentials.ts).
+      if (type === 'response.failed' || type === 'error')
+        return { kind: 'release', text: writeSse({ event: type, data: scrubCredentials(JSON.stringify(withModel(data))) }) }
       return { kind: 'write', text: data.response ? writeSse({ event: type, data: JSON.stringify(withModel(data)) }) : event.raw }
     },
     end: () => ({ kind: 'fail', cause: new Error('the upstream stream ended before response.completed') }),
