@@ -49,6 +49,10 @@ export class ImageThread {
     const worker = new Worker(this.entry, { ref: false })
     worker.onmessage = (event: MessageEvent) => this.settle(event.data)
     worker.onerror = (event: ErrorEvent) => this.fail(new ServiceUnavailableError('The image thread failed.', { cause: event.message }))
+    // A thread that exits on its own fails its jobs now rather than at their deadline.
+    worker.addEventListener('close', () => {
+      if (this.worker === worker) this.fail(new ServiceUnavailableError('The image thread stopped.'))
+    })
     this.worker = worker
     this.started++
     return worker
