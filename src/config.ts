@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { DEFAULT_FREE_LIMITS, type MinuteLimits } from './auth/rate-limit'
 import { creditsToMicros } from './billing/money'
 import { builtinCatalog } from './catalog/builtin'
 import { MAX_FETCH_CONCURRENCY } from './http/upstream-concurrency'
@@ -45,6 +46,8 @@ export interface Config {
   traces: TracesConfig | undefined
   /** Processes `serve` runs on the one port (docs/operations.md#workers); `--workers` overrides it. */
   workers: number
+  /** Per caller, on the free endpoints (docs/operations.md#limits): `TOLLGATE_FREE_RPM`, `TOLLGATE_FREE_TPM`. */
+  freeLimits: MinuteLimits
 }
 
 export interface TracesConfig {
@@ -101,6 +104,8 @@ const EnvSchema = Type.Object({
   TOLLGATE_HOLD_TTL_SECONDS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,5}$' })),
   TOLLGATE_CREDIT_LEASE: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}(\\.[0-9]{1,6})?$' })),
   TOLLGATE_MAX_UPSTREAM_CONNECTIONS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,4}$' })),
+  TOLLGATE_FREE_RPM: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
+  TOLLGATE_FREE_TPM: Type.Optional(Type.String({ pattern: '^[0-9]{1,12}$' })),
   BUN_CONFIG_MAX_HTTP_REQUESTS: Type.Optional(Type.String()),
   TOLLGATE_LOG_LEVEL: Type.Optional(Type.Union(LOG_LEVELS.map((level) => Type.Literal(level)))),
   OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
@@ -160,6 +165,10 @@ export function loadConfig(env: Env = process.env, fileText?: string): Config {
     aliases: catalog.aliases ?? [],
     traces: tracesConfig(vars),
     workers: workerCount(vars.TOLLGATE_WORKERS, 'TOLLGATE_WORKERS', vars.DATABASE_URL),
+    freeLimits: {
+      rpm: minuteLimit(vars.TOLLGATE_FREE_RPM, DEFAULT_FREE_LIMITS.rpm),
+      tpm: minuteLimit(vars.TOLLGATE_FREE_TPM, DEFAULT_FREE_LIMITS.tpm),
+    },
   }
 }
 
@@ -190,6 +199,12 @@ function urlPassword(url: string | undefined): string | undefined {
   } catch {
     return undefined
   }
+}
+
+/** A per-minute limit from its variable: unset is the default, 0 is no limit. */
+function minuteLimit(value: string | undefined, fallback: number | null): number | null {
+  if (value === undefined) return fallback
+  return Number(value) === 0 ? null : Number(value)
 }
 
 /** More processes than this is a typo, not a machine: each worker holds its own database pool. */

@@ -67,7 +67,7 @@ export function createServices(options: ServiceOptions): Services {
     liveHoldIds: () => holds.liveHoldIds(),
   })
   const counter = options.config.redisUrl ? new RedisHitCounter(options.config.redisUrl) : new MemoryHitCounter(now)
-  const rateLimiter = new RateLimiter(counter, now)
+  const rateLimiter = new RateLimiter(counter, now, options.config.freeLimits)
   // One object swapped whole, so a reader never sees a new config with an old catalogue.
   let current = { config: options.config, catalog: new Catalog(options.config) }
   // The credentials it holds are scrubbed by value from upstream text (util/known-secrets.ts);

@@ -39,6 +39,7 @@ export class Authenticator {
       throw new KeyScopeError(`This API key's scopes do not include "${rule.scope}".`)
     }
     if (caller.kind === 'api-key') await this.rateLimiter.checkRequest(caller.key)
+    if (rule.free) await this.rateLimiter.checkFree(callerId(caller))
     return caller
   }
 
@@ -48,6 +49,11 @@ export class Authenticator {
     const verified = await this.tokens.verify(credential)
     return { kind: 'user', user: await this.users.findOrCreate(verified.issuer, verified.subject) }
   }
+}
+
+/** The key or user a caller's limits are counted for. */
+export function callerId(caller: Caller): string {
+  return caller.kind === 'api-key' ? caller.key.id : caller.kind === 'user' ? caller.user.id : 'anonymous'
 }
 
 function bearerCredential(header: string): string {

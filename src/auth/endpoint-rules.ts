@@ -20,6 +20,8 @@ export interface EndpointRule {
   scope?: KeyScope
   /** Only API keys: a user token is refused with invalid_api_key. */
   apiKeyOnly?: boolean
+  /** Billed to nobody: its callers are held to the free endpoints' limits (auth/rate-limit.ts). */
+  free?: boolean
 }
 
 /** The one table every /v1 endpoint consults before its handler runs. */
@@ -30,15 +32,15 @@ export const ENDPOINT_RULES: readonly EndpointRule[] = [
   { method: 'POST', path: '/v1/images/generations', credentials: 'bearer', scope: 'images' },
   { method: 'POST', path: '/v1/videos/generations', credentials: 'bearer', scope: 'videos' },
   { method: 'POST', path: '/v1/messages', credentials: 'bearer-or-x-api-key', scope: 'messages' },
-  { method: 'POST', path: '/v1/messages/count_tokens', credentials: 'bearer-or-x-api-key', scope: 'messages' },
+  { method: 'POST', path: '/v1/messages/count_tokens', credentials: 'bearer-or-x-api-key', scope: 'messages', free: true },
   { method: 'POST', path: '/v1/audio/transcriptions', credentials: 'bearer-or-x-api-key', scope: 'audio' },
   { method: 'POST', path: '/v1/audio/speech', credentials: 'bearer-or-x-api-key', scope: 'audio' },
   { method: 'GET', path: '/v1/models', credentials: 'optional-bearer' },
   { method: 'GET', path: '/v1/models/*', credentials: 'optional-bearer' },
   { method: 'GET', path: '/v1/models/coding', credentials: 'public' },
-  { method: 'GET', path: '/v1/wallet', credentials: 'bearer', scope: 'wallet', apiKeyOnly: true },
-  { method: 'GET', path: '/v1/usage', credentials: 'bearer', scope: 'wallet', apiKeyOnly: true },
-  { method: 'GET', path: '/v1/pricing', credentials: 'bearer', scope: 'pricing' },
+  { method: 'GET', path: '/v1/wallet', credentials: 'bearer', scope: 'wallet', apiKeyOnly: true, free: true },
+  { method: 'GET', path: '/v1/usage', credentials: 'bearer', scope: 'wallet', apiKeyOnly: true, free: true },
+  { method: 'GET', path: '/v1/pricing', credentials: 'bearer', scope: 'pricing', free: true },
   { method: 'GET', path: '/v1/healthz', credentials: 'public' },
   { method: 'GET', path: '/v1/readyz', credentials: 'public' },
 ]

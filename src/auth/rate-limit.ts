@@ -142,11 +142,26 @@ export class RedisHitCounter implements HitCounter {
   }
 }
 
+/** A minute's limits: `rpm` requests and `tpm` tokens; null is no limit. */
+export interface MinuteLimits {
+  rpm: number | null
+  tpm: number | null
+}
+
+/**
+ * The default limits of the free endpoints (count_tokens, wallet, usage, pricing), per caller
+ * and apart from a key's own: `TOLLGATE_FREE_RPM` and `TOLLGATE_FREE_TPM`, where tokens are those
+ * count_tokens counted (docs/operations.md#limits).
+ */
+export const DEFAULT_FREE_LIMITS: MinuteLimits = { rpm: 120, tpm: 10_000_000 }
+
 /**
  * Per-key limits in fixed calendar minutes (unset means no limit): `rpm` requests, and `tpm`
  * tokens, counted from what calls actually used once they settle. A request is refused while
  * the minute's tokens have reached the limit. A counter that cannot be reached lets requests
  * through: the limits protect upstream capacity, not money, which the holds guard on their own.
+ * The free endpoints cost no credits but do cost CPU (count_tokens scans and parses a body of up
+ * to 32 MiB), so every caller has limits there too, counted apart from its key's own.
  */
 export class RateLimiter {
   private lastWarning = 0
@@ -154,6 +169,7 @@ export class RateLimiter {
   constructor(
     private counter: HitCounter,
     private readonly now: () => number,
+    private readonly freeLimits: MinuteLimits = DEFAULT_FREE_LIMITS,
   ) {}
 
   /**
@@ -166,18 +182,37 @@ export class RateLimiter {
   }
 
   async checkRequest(key: ApiKeyRow): Promise<void> {
-    if (key.rpm === null && key.tpm === null) return
+    await this.check(key.id, 'tollgate', key, 'This API key is limited to')
+  }
+
+  /** A request to a free endpoint by the key or user `callerId`, against the free endpoints' limits. */
+  async checkFree(callerId: string): Promise<void> {
+    await this.check(callerId, 'tollgate:free', this.freeLimits, 'The free endpoints (count_tokens, wallet, usage, pricing) are limited to')
+  }
+
+  /** Counts a settled call's tokens against its key's minute. */
+  async recordTokens(keyId: string, tokens: number): Promise<void> {
+    await this.record(`tollgate:tpm:${keyId}`, tokens)
+  }
+
+  /** Counts the tokens count_tokens counted against its caller's minute on the free endpoints. */
+  async recordFreeTokens(callerId: string, tokens: number): Promise<void> {
+    if (this.freeLimits.tpm !== null) await this.record(`tollgate:free:tpm:${callerId}`, tokens)
+  }
+
+  private async check(id: string, prefix: string, limits: MinuteLimits, refusal: string): Promise<void> {
+    if (limits.rpm === null && limits.tpm === null) return
     const now = this.now()
     const window = Math.floor(now / WINDOW_MS)
     const retryAfter = ((window + 1) * WINDOW_MS - now) / 1000
     try {
-      if (key.tpm !== null && (await this.counter.read(tokensName(key.id, window))) >= key.tpm) {
+      if (limits.tpm !== null && (await this.counter.read(`${prefix}:tpm:${id}:${window}`)) >= limits.tpm) {
         rateLimited.inc({ limit: 'tpm' })
-        throw new RateLimitError(`This API key is limited to ${key.tpm} tokens per minute.`, retryAfter)
+        throw new RateLimitError(`${refusal} ${limits.tpm} tokens per minute.`, retryAfter)
       }
-      if (key.rpm !== null && (await this.counter.add(`tollgate:rpm:${key.id}:${window}`, 1, COUNTER_TTL_MS)) > key.rpm) {
+      if (limits.rpm !== null && (await this.counter.add(`${prefix}:rpm:${id}:${window}`, 1, COUNTER_TTL_MS)) > limits.rpm) {
         rateLimited.inc({ limit: 'rpm' })
-        throw new RateLimitError(`This API key is limited to ${key.rpm} requests per minute.`, retryAfter)
+        throw new RateLimitError(`${refusal} ${limits.rpm} requests per minute.`, retryAfter)
       }
     } catch (error) {
       if (error instanceof RateLimitError) throw error
@@ -185,12 +220,11 @@ export class RateLimiter {
     }
   }
 
-  /** Counts a settled call's tokens against its key's minute. */
-  async recordTokens(keyId: string, tokens: number): Promise<void> {
+  private async record(name: string, tokens: number): Promise<void> {
     if (tokens <= 0) return
     const now = this.now()
     try {
-      await this.counter.add(tokensName(keyId, Math.floor(now / WINDOW_MS)), tokens, COUNTER_TTL_MS)
+      await this.counter.add(`${name}:${Math.floor(now / WINDOW_MS)}`, tokens, COUNTER_TTL_MS)
     } catch (error) {
       this.warn(error, now)
     }
@@ -203,8 +237,4 @@ export class RateLimiter {
     this.lastWarning = now
     logEvent('warn', 'rate-limit counter unreachable; requests pass unlimited', { error: error instanceof Error ? error.message : String(error) })
   }
-}
-
-function tokensName(keyId: string, window: number): string {
-  return `tollgate:tpm:${keyId}:${window}`
 }

@@ -1,35 +1,40 @@
-import { Jimp } from 'jimp'
 import { InvalidRequestError } from '../errors/kinds'
-import { checkImageHeader, MAX_IMAGE_PIXELS } from './image-header'
-
-/** jpeg-js's own bounds, a second line behind the header check (its defaults are 100 MP and 512 MB). */
-const JPEG_LIMITS = { maxResolutionInMP: Math.ceil(MAX_IMAGE_PIXELS / 1e6), maxMemoryUsageInMB: 256 }
+import { DecodeSlots } from './decode-slots'
+import { checkImageHeader } from './image-header'
+import { ImageThread, UnreadableImageError } from './image-thread'
 
 /**
- * Decodes run one at a time: each may hold a couple of hundred megabytes while it works (see
- * image-header.ts), and ten at once would hold ten times that.
+ * Decodes run one at a time, on a thread of their own (image-worker.ts): each takes about a
+ * second of CPU and may hold a couple of hundred megabytes while it works (see image-header.ts).
+ * Up to 8 more wait their turn, each at most 30 s; past that a request is 503 with Retry-After.
  */
-let decoding: Promise<unknown> = Promise.resolve()
+export const imageDecodes = new DecodeSlots(1, 8, 30_000)
+
+/** The largest image allowed decodes in about 1.2 s; one that takes this long has the thread replaced. */
+const DECODE_DEADLINE_MS = 60_000
 
 /**
- * An image scaled and centre-cropped to exactly `width` x `height`, as PNG. jimp is pure
- * JavaScript, so it works the same inside the compiled binary. The file's header is checked
- * first: nothing larger than image-header.ts allows is ever decoded.
+ * The thread's entry: next to this file when running from source. In the compiled binary every
+ * module's URL is the binary's, at the root of the bundle (src/, the entry points' common
+ * folder), and the thread's entry, an entry point of its own (`bun run build`), sits at its path
+ * under src/.
+ */
+const COMPILED = import.meta.url.startsWith('file:///$bunfs/')
+const WORKER_ENTRY = COMPILED ? new URL('./media/image-worker.ts', import.meta.url) : new URL('./image-worker.ts', import.meta.url)
+
+export const imageThread = new ImageThread(WORKER_ENTRY, DECODE_DEADLINE_MS)
+
+/**
+ * An image scaled and centre-cropped to exactly `width` x `height`, as PNG, made on the image
+ * thread. The file's header is checked first: nothing larger than image-header.ts allows is
+ * ever decoded.
  */
 export async function coverImage(data: Uint8Array, width: number, height: number, param: string): Promise<Uint8Array<ArrayBuffer>> {
   checkImageHeader(data, param)
-  const turn = decoding.then(() => decodeAndCover(data, width, height, param))
-  decoding = turn.catch(() => {})
-  return turn
-}
-
-async function decodeAndCover(data: Uint8Array, width: number, height: number, param: string): Promise<Uint8Array<ArrayBuffer>> {
-  let image: Awaited<ReturnType<typeof Jimp.read>>
   try {
-    image = await Jimp.read(Buffer.from(data), { 'image/jpeg': JPEG_LIMITS })
-  } catch {
-    throw new InvalidRequestError(`${param} could not be read as an image (PNG, JPEG, GIF or BMP).`, { param })
+    return await imageDecodes.run(() => imageThread.cover(data, width, height))
+  } catch (error) {
+    if (error instanceof UnreadableImageError) throw new InvalidRequestError(`${param} could not be read as an image (PNG, JPEG, GIF or BMP).`, { param })
+    throw error
   }
-  image.cover({ w: width, h: height })
-  return new Uint8Array(await image.getBuffer('image/png'))
 }

@@ -141,6 +141,50 @@ describe('per-key limits and revocation across instances', () => {
     }
   }, 30_000)
 
+  test('free endpoints: every key has a default request limit there, counted apart from its own', async () => {
+    expect(testConfig().freeLimits).toEqual({ rpm: 120, tpm: 10_000_000 })
+    expect(testConfig({ TOLLGATE_FREE_RPM: '0', TOLLGATE_FREE_TPM: '0' }).freeLimits).toEqual({ rpm: null, tpm: null })
+    clock = Math.ceil(clock / 60_000) * 60_000
+    const harness = gateway(mockCatalogEnv('http://127.0.0.1:9/v1', 'http://127.0.0.1:9/v1'))
+    const { key } = await harness.key()
+    const count = (apiKey = key) =>
+      harness.call('POST', '/v1/messages/count_tokens', {
+        headers: { 'x-api-key': apiKey },
+        body: { model: 'claude-test', messages: [{ role: 'user', content: 'hi' }] },
+      })
+    for (let i = 0; i < 60; i++) expect((await harness.call('GET', '/v1/wallet', { headers: bearer(key) })).status).toBe(200)
+    for (let i = 0; i < 60; i++) expect((await count()).status).toBe(200)
+    clock += 20_000
+    const limited = await count()
+    expectError(limited, 429, 'rate_limit_exceeded', 'messages')
+    expect(limited.headers.get('retry-after')).toBe('40')
+    expect(limited.json.error.message).toContain('120 requests per minute')
+    expectError(await harness.call('GET', '/v1/pricing', { headers: bearer(key) }), 429, 'rate_limit_exceeded')
+    // Billed and anonymous endpoints are not free ones; another key has its own count.
+    expect((await harness.call('GET', '/v1/models', { headers: bearer(key) })).status).toBe(200)
+    const { key: other } = await harness.key()
+    expect((await count(other)).status).toBe(200)
+    clock += 40_000
+    expect((await count()).status).toBe(200)
+  })
+
+  test("count_tokens: once the minute's counted tokens reach the free tpm, 429 until the next minute", async () => {
+    const harness = gateway({ ...mockCatalogEnv('http://127.0.0.1:9/v1', 'http://127.0.0.1:9/v1'), TOLLGATE_FREE_RPM: '1000', TOLLGATE_FREE_TPM: '5000' })
+    const { key } = await harness.key()
+    const count = (content: string) =>
+      harness.call('POST', '/v1/messages/count_tokens', {
+        headers: { 'x-api-key': key },
+        body: { model: 'claude-test', messages: [{ role: 'user', content }] },
+      })
+    const first = await count('word '.repeat(6000))
+    expect(first.json.input_tokens).toBeGreaterThan(5000)
+    const limited = await count('hi')
+    expectError(limited, 429, 'rate_limit_exceeded', 'messages')
+    expect(limited.json.error.message).toContain('5000 tokens per minute')
+    clock += 60_000
+    expect((await count('hi')).status).toBe(200)
+  })
+
   test('a revocation reaches the other instances within 5 seconds', async () => {
     const [revoker, other] = [gateway(), gateway()]
     const { id, key } = await revoker.key()

@@ -2,7 +2,14 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { Tiktoken } from 'js-tiktoken/lite'
 import o200k from 'js-tiktoken/ranks/o200k_base'
-import { estimateChatInputTokens, estimateTextTokens, estimateValueTokens } from '../../src/billing/estimator'
+import {
+  boundedTextTokens,
+  estimateChatInputTokens,
+  estimateTextTokens,
+  estimateValueTokens,
+  SCANNED_CHARACTERS_PER_REQUEST,
+  scanBudget,
+} from '../../src/billing/estimator'
 import { corpus, type Sample, type TextClass } from './estimator-corpus'
 
 /**
@@ -118,5 +125,40 @@ describe('token estimate', () => {
     for (const value of [7, 1234567890123, 3.25159265358979, -98765.4321e-12, 2 ** 53]) {
       expect(estimateValueTokens({ n: value }) - estimateTextTokens('n')).toBeGreaterThanOrEqual(reference.encode(String(value)).length)
     }
+  })
+})
+
+describe('token estimate of a large request', () => {
+  const english = corpus().find((sample) => sample.textClass === 'english')?.text ?? ''
+  const utf8 = (text: string) => Buffer.byteLength(text, 'utf8')
+
+  test('past the scan budget a text is counted by its bytes, never below o200k on any sample', () => {
+    const below = measured.filter((sample) => boundedTextTokens(sample.text, scanBudget(0)) < sample.actual).map(describeRatio)
+    expect(below).toEqual([])
+    for (const sample of measured) expect(boundedTextTokens(sample.text, scanBudget(0))).toBe(utf8(sample.text))
+  })
+
+  test('within the budget the scan is used, and the budget shrinks by what it read', () => {
+    const budget = scanBudget(english.length + 10)
+    expect(boundedTextTokens(english, budget)).toBe(estimateTextTokens(english))
+    expect(budget.characters).toBe(10)
+    expect(boundedTextTokens(english, budget)).toBe(utf8(english))
+    expect(budget.characters).toBe(10)
+  })
+
+  test('one long string is counted by its bytes, not scanned', () => {
+    const long = english.repeat(Math.ceil((SCANNED_CHARACTERS_PER_REQUEST + 1) / english.length))
+    expect(estimateValueTokens(long)).toBe(utf8(long))
+    expect(estimateChatInputTokens({ messages: [{ role: 'user', content: long }] })).toBe(3 + 4 + estimateTextTokens('content') + utf8(long))
+  })
+
+  test('the budget is shared by every part of a request: many strings under it each cost no more scanning than one long one', () => {
+    const chunk = english.repeat(Math.ceil(100_000 / english.length)).slice(0, 100_000)
+    const scanned = Math.floor(SCANNED_CHARACTERS_PER_REQUEST / (chunk.length + 'content'.length))
+    const messages = Array.from({ length: 10 }, () => ({ role: 'user', content: chunk }))
+    const expected = 3 + 10 * 4 + 10 * estimateTextTokens('content') + scanned * estimateTextTokens(chunk) + (10 - scanned) * utf8(chunk)
+    expect(estimateChatInputTokens({ messages })).toBe(expected)
+    // The byte count is above the scan's figure, so holds only grow past the budget.
+    expect(utf8(chunk)).toBeGreaterThan(estimateTextTokens(chunk))
   })
 })

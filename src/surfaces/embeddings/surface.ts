@@ -1,4 +1,4 @@
-import { estimateTextTokens } from '../../billing/estimator'
+import { boundedTextTokens, scanBudget } from '../../billing/estimator'
 import { chargePerMillion } from '../../billing/pricing'
 import { trustedCount } from '../../billing/usage-guard'
 import type { ModelEntry } from '../../catalog/catalog-schema'
@@ -51,9 +51,10 @@ export const embeddingsSurface: Surface<EmbeddingsBody, EmbeddingsRoute> = {
 
 /** Input tokens of an embeddings input: text by the estimator, token arrays by their length. */
 function inputTokens(input: EmbeddingsBody['input']): number {
-  if (typeof input === 'string') return estimateTextTokens(input)
+  const budget = scanBudget()
+  if (typeof input === 'string') return boundedTextTokens(input, budget)
   const items: readonly (string | number | number[])[] = input
-  return items.reduce((total: number, item) => total + (typeof item === 'string' ? estimateTextTokens(item) : Array.isArray(item) ? item.length : 1), 0)
+  return items.reduce((total: number, item) => total + (typeof item === 'string' ? boundedTextTokens(item, budget) : Array.isArray(item) ? item.length : 1), 0)
 }
 
 /** A vector as the OpenAI SDK decodes it: base64 of the little-endian float32 values, in order. */

@@ -1,4 +1,5 @@
 import { Elysia, t } from 'elysia'
+import { callerId } from '../../auth/authenticate'
 import type { GatewayContext } from '../../http/gateway-context'
 import { refuseInvalidBody } from '../../http/schema-check'
 import type { Services } from '../../services'
@@ -52,7 +53,9 @@ export function countTokensEndpoint(context: GatewayContext, services: Services)
     '/v1/messages/count_tokens',
     async ({ body, caller }) => {
       await resolveMessagesModel(services, caller, body.model)
-      return { input_tokens: estimateMessagesInputTokens(body) }
+      const tokens = estimateMessagesInputTokens(body)
+      await services.rateLimiter.recordFreeTokens(callerId(caller), tokens)
+      return { input_tokens: tokens }
     },
     {
       parse: 'json',

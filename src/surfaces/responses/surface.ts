@@ -1,4 +1,4 @@
-import { estimateTextTokens, estimateValueTokens } from '../../billing/estimator'
+import { boundedTextTokens, estimateValueTokens, scanBudget } from '../../billing/estimator'
 import { worstCaseForTokens } from '../../billing/pricing'
 import type { Prompt } from '../../canonical/prompt'
 import { requireModelType, resolveModel } from '../../catalog/resolve-model'
@@ -61,10 +61,11 @@ export const responses: Surface<ResponsesBody, ResponsesRoute> = {
           ? 'store'
           : undefined
     const routes = statefulRoutes(planRoutes(services, resolved, responsesRoute), stateful)
+    const budget = scanBudget()
     const inputTokens =
-      estimateValueTokens(request.input) +
-      (typeof request.instructions === 'string' ? estimateTextTokens(request.instructions) : 0) +
-      estimateValueTokens(request.tools)
+      estimateValueTokens(request.input, budget) +
+      (typeof request.instructions === 'string' ? boundedTextTokens(request.instructions, budget) : 0) +
+      estimateValueTokens(request.tools, budget)
     const requested =
       request.max_output_tokens === undefined
         ? undefined
