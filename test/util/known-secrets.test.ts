@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { configSecrets, loadConfig } from '../../src/config'
+import { loadConfig } from '../../src/config'
+import { configSecrets } from '../../src/config-secrets'
 import { KnownSecrets, MIN_SECRET_LENGTH } from '../../src/util/known-secrets'
 
 const R = '[redacted]'
