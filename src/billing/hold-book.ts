@@ -55,7 +55,7 @@ export interface HoldBookOptions {
   now: () => number
   /** How long a client waits for its settlement to land before it is answered from the local figures (default 2 s). */
   closingAnswerMs?: number
-  /** Backoff between attempts of a closing that failed (default 250 ms doubling to 30 s). */
+  /** Backoff between attempts of a closing that failed (default 250 ms doubling to 4 s, so it lands soon after an outage ends). */
   retryDelayMs?: (attempt: number) => number
   /** When set, calls on wallets without a quota draw their holds from credit leases (credit-lease.ts). */
   leases?: CreditLeases
@@ -69,7 +69,7 @@ const PENDING_RENEWAL_MS = 10 * 60_000
 /** See boundedCost: recorded costs stop at this multiple of their hold. */
 const MAX_COST_PER_HOLD = 1000n
 
-const defaultRetryDelay = (attempt: number) => Math.min(30_000, 250 * 2 ** (attempt - 1))
+const defaultRetryDelay = (attempt: number) => Math.min(4_000, 250 * 2 ** (attempt - 1))
 
 /**
  * Holds before a call, settlement or release after it (docs/billing.md#hold-settle-release). Every change is a
