@@ -10,6 +10,8 @@ import postgres, { type ParameterOrJSON, type PendingQuery, type Row, type Sql, 
  * - a statement (and a transaction's BEGIN and COMMIT) not answered within `deadlineMs` fails
  *   with a transient error, and the whole client is replaced: its connections are destroyed,
  *   never reused, and the statements queued on them fail at once instead of waiting;
+ * - so is a client whose connect failed (refused, timed out): the driver fails one queued
+ *   statement per failed connect, and the rest would wait their turn through its backoff;
  * - the server cancels a statement of its own a little before the deadline
  *   (`statement_timeout`), so a slow statement on a live server fails alone, without taking
  *   the connections of others with it;
@@ -57,6 +59,7 @@ export class DeadlinedPostgres {
           },
           (error: unknown) => {
             clearTimeout(timer)
+            if (isConnectFailure(error)) expired()
             reject(error)
           },
         )
@@ -102,6 +105,14 @@ export class StatementDeadlineError extends Error {
   }
 }
 
+/** Connecting failed: the server is not there. The statements queued behind the connect would each wait for one more. */
+const CONNECT_FAILURES = new Set(['ECONNREFUSED', 'CONNECT_TIMEOUT', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH'])
+
+function isConnectFailure(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' && CONNECT_FAILURES.has(code)
+}
+
 function armDeadline(deadlineMs: number, reject: (error: unknown) => void, expired: () => void): ReturnType<typeof setTimeout> {
   return setTimeout(() => {
     reject(new StatementDeadlineError(deadlineMs))
@@ -138,6 +149,7 @@ export class DeadlinedQuery implements PromiseLike<Row[]> {
         },
         (error: unknown) => {
           clearTimeout(timer)
+          if (isConnectFailure(error)) this.expired()
           reject(error)
         },
       )

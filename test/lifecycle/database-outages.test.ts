@@ -96,58 +96,61 @@ describe('database outages under two workers', () => {
   }
 
   test.skipIf(!postgres)(
-    'connections destroyed and refused mid-stream: 503s in time, the stream is billed once the database is back',
+    'connections destroyed and refused mid-stream: 503s in time, the stream is billed once the database is back, twice over',
     async () => {
       const { target, proxy, database } = await start()
       const { key, accountId } = await target.fundedKey(1000)
       const words = Array.from({ length: 16 }, (_, index) => `w${index}`).join(' ')
-      upstream.always({ text: words, chunkDelayMs: 150, usage: { prompt_tokens: 10, completion_tokens: 8 } })
+      let billed = 0
+      // Each outage leaves the driver in a different state (failed connects, queued statements); two in a row catch more of them.
+      for (let outage = 1; outage <= 2; outage++) {
+        upstream.always({ text: words, chunkDelayMs: 150, usage: { prompt_tokens: 10, completion_tokens: 8 } })
+        const stream = await post(target, key, chat('test/cheap', true))
+        expect(stream.status).toBe(200)
+        const reader = stream.body?.getReader()
+        if (!reader) throw new Error('no body')
+        await reader.read()
+        proxy.cut()
+        const down = performance.now()
 
-      const stream = await post(target, key, chat('test/cheap', true))
-      expect(stream.status).toBe(200)
-      const reader = stream.body?.getReader()
-      if (!reader) throw new Error('no body')
-      await reader.read()
-      proxy.cut()
-      const down = performance.now()
+        // During the outage: billable calls and readiness answer 503 in time, on whichever worker.
+        const calls = []
+        for (let round = 0; round < 4; round++) calls.push(await timed(() => post(target, key, chat('test/cheap'))))
+        const ready = await timed(readyz(target))
+        let text = ''
+        for (;;) {
+          const { value, done } = await reader.read()
+          if (done) break
+          text += new TextDecoder().decode(value)
+        }
+        expect(text).toContain('[DONE]')
+        billed += 1
+        for (const call of calls) expectUnavailableInTime(call)
+        expect(ready.status).toBe(503)
+        expect(ready.ms).toBeLessThan(ANSWER_WITHIN_MS)
 
-      // During the outage: a billable call and readiness both answer 503 in time, on whichever worker.
-      const call = await timed(() => post(target, key, chat('test/cheap')))
-      const ready = await timed(readyz(target))
-      let text = ''
-      for (;;) {
-        const { value, done } = await reader.read()
-        if (done) break
-        text += new TextDecoder().decode(value)
+        await Bun.sleep(Math.max(1000, 4500 - (performance.now() - down)))
+        proxy.restore()
+        const up = performance.now()
+
+        // Once the database is back the next billed calls are served at once, on both workers:
+        // not after a reconnect backoff the outage made long.
+        upstream.always({ usage: { prompt_tokens: 10, completion_tokens: 8 } })
+        for (let round = 0; round < 4; round++) {
+          const after = await timed(() => post(target, key, chat('test/cheap')))
+          expect(after.status).toBe(200)
+          expect(after.ms).toBeLessThan(ANSWER_WITHIN_MS)
+          billed += 1
+        }
+        const wallet = await settledWallet(target, accountId, SETTLED_WITHIN_MS)
+        expect(performance.now() - up).toBeLessThan(SETTLED_WITHIN_MS)
+        expect(wallet.balance).toBeCloseTo(1000 - billed * CALL_COST, 9)
+        const ledger = await target.admin('GET', `/ledger?account_id=${accountId}&limit=100`)
+        expect((ledger.data as { kind: string }[]).filter((entry) => entry.kind === 'charge')).toHaveLength(billed)
       }
-      expect(text).toContain('[DONE]')
-      expectUnavailableInTime(call)
-      expect(ready.status).toBe(503)
-      expect(ready.ms).toBeLessThan(ANSWER_WITHIN_MS)
-
-      await Bun.sleep(Math.max(1000, 4500 - (performance.now() - down)))
-      proxy.restore()
-      const up = performance.now()
-
-      // Once the database is back the next billed calls are served at once, on both workers:
-      // not after a reconnect backoff the outage made long.
-      upstream.always({ usage: { prompt_tokens: 10, completion_tokens: 8 } })
-      const after = []
-      for (let round = 0; round < 4; round++) after.push(await timed(() => post(target, key, chat('test/cheap'))))
-      const wallet = await settledWallet(target, accountId, SETTLED_WITHIN_MS)
-      const settledAfterMs = performance.now() - up
-      console.log(JSON.stringify({ figures: 'destroyed and refused', call, ready: ready.ms, after: after.map((answer) => [answer.status, Math.round(answer.ms)]), settledAfterMs }))
-      for (const answer of after) {
-        expect(answer.status).toBe(200)
-        expect(answer.ms).toBeLessThan(ANSWER_WITHIN_MS)
-      }
-      expect(settledAfterMs).toBeLessThan(SETTLED_WITHIN_MS)
-      expect(wallet.balance).toBeCloseTo(1000 - 5 * CALL_COST, 9)
-      const ledger = await target.admin('GET', `/ledger?account_id=${accountId}&limit=50`)
-      expect((ledger.data as { kind: string }[]).filter((entry) => entry.kind === 'charge')).toHaveLength(5)
       await expectBooksBalance(database.db)
     },
-    120_000,
+    150_000,
   )
 
   test.skipIf(!postgres)(
