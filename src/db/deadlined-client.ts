@@ -136,6 +136,7 @@ export class DeadlinedQuery implements PromiseLike<Row[]> {
     return this
   }
 
+  // biome-ignore lint/suspicious/noThenProperty: lazy like the driver's own statement, which starts when awaited, after drizzle has asked for .values()
   then<Fulfilled = Row[], Rejected = never>(
     onFulfilled?: ((value: Row[]) => Fulfilled | PromiseLike<Fulfilled>) | null,
     onRejected?: ((reason: unknown) => Rejected | PromiseLike<Rejected>) | null,
