@@ -9,7 +9,7 @@ import { Batcher } from './batcher'
 import type { CreditLeases } from './credit-lease'
 import { chargeLeasesAtomically } from './lease-statements'
 import { MAX_HOLD_MICROS } from './money'
-import { closeHoldsAtomically, recordLapsedChargesAtomically, takeHoldsAtomically } from './hold-statements'
+import { chargedAlready, closeHoldsAtomically, recordLapsedChargesAtomically, takeHoldsAtomically } from './hold-statements'
 import { monthKey } from './hold-rows'
 import { asError, takeLockedIsolated } from './locked-takes'
 import type { Payer } from './payer'
@@ -55,7 +55,7 @@ export interface HoldBookOptions {
   now: () => number
   /** How long a client waits for its settlement to land before it is answered from the local figures (default 2 s). */
   closingAnswerMs?: number
-  /** Backoff between attempts of a closing that failed (default 250 ms doubling to 30 s). */
+  /** Backoff between attempts of a closing that failed (default 250 ms doubling to 4 s, so it lands soon after an outage ends). */
   retryDelayMs?: (attempt: number) => number
   /** When set, calls on wallets without a quota draw their holds from credit leases (credit-lease.ts). */
   leases?: CreditLeases
@@ -69,7 +69,7 @@ const PENDING_RENEWAL_MS = 10 * 60_000
 /** See boundedCost: the largest cost a ledger entry can record (its amounts are 64-bit). */
 const MAX_RECORDED_COST = 2n ** 63n - 1n
 
-const defaultRetryDelay = (attempt: number) => Math.min(30_000, 250 * 2 ** (attempt - 1))
+const defaultRetryDelay = (attempt: number) => Math.min(4_000, 250 * 2 ** (attempt - 1))
 
 /**
  * Holds before a call, settlement or release after it (docs/billing.md#hold-settle-release). Every change is a
@@ -303,7 +303,10 @@ export class HoldBook {
     const closedIds = await retryingDeadlocks(() => closeHoldsAtomically(this.database, items, now, monthKey(now)))
     // A hold a sweep already expired gave its money back: the cost is recorded, uncollected.
     // The closings above are committed: a failure here must not fail them (the batcher would write them again).
-    const lapsed = items.filter((item) => !closedIds.has(item.hold.id) && item.cost > 0n)
+    const missing = items.filter((item) => !closedIds.has(item.hold.id) && item.cost > 0n)
+    const landedBefore = await this.landedBefore(missing, (item) => item.hold.id)
+    for (const item of missing) if (landedBefore.has(item.hold.requestId)) closedIds.add(item.hold.id)
+    const lapsed = missing.filter((item) => !landedBefore.has(item.hold.requestId))
     if (lapsed.length > 0) {
       await recordLapsedChargesAtomically(this.database, lapsed, now).catch((error: unknown) =>
         logEvent('warn', 'could not record the uncollected cost of expired holds', { holds: lapsed.length, error: describeDatabaseError(error) }),
@@ -327,14 +330,32 @@ export class HoldBook {
       provider: item.provider,
     }))
     const charged = await retryingDeadlocks(() => chargeLeasesAtomically(this.database, charges, now, monthKey(now)))
-    const lapsed = items.filter((item) => !charged.has(leaseOf(item)))
+    const missing = items.filter((item) => !charged.has(leaseOf(item)))
+    const landedBefore = await this.landedBefore(missing, leaseOf)
+    const lapsed = missing.filter((item) => !landedBefore.has(item.hold.requestId))
     if (lapsed.length > 0) {
       const asHolds = lapsed.map((item) => ({ ...item, hold: { ...item.hold, id: leaseOf(item) } }))
       await recordLapsedChargesAtomically(this.database, asHolds, now).catch((error: unknown) =>
         logEvent('warn', 'could not record the uncollected cost of expired credit leases', { calls: lapsed.length, error: describeDatabaseError(error) }),
       )
     }
-    return items.map((item): ClosedHold => (charged.has(leaseOf(item)) ? closedLocally(item) : { charged: 0n, uncollected: item.cost, lapsed: true }))
+    return items.map(
+      (item): ClosedHold =>
+        charged.has(leaseOf(item)) || landedBefore.has(item.hold.requestId) ? closedLocally(item) : { charged: 0n, uncollected: item.cost, lapsed: true },
+    )
+  }
+
+  /**
+   * Closings found missing whose charge is already on the ledger: an earlier attempt committed
+   * and its answer was lost (docs/billing.md#database-outages). By request id. A failure here
+   * fails the attempt; on the retry, the closings this one did commit are found the same way.
+   */
+  private async landedBefore(missing: Closing[], holdIdOf: (item: Closing) => string): Promise<Set<string>> {
+    if (missing.length === 0) return new Set()
+    return chargedAlready(
+      this.database,
+      missing.map((item) => ({ holdId: holdIdOf(item), requestId: item.hold.requestId })),
+    )
   }
 }
 

@@ -186,3 +186,17 @@ export async function recordLapsedChargesAtomically(database: Pick<DatabaseHandl
     )
     select 1 as done`)
 }
+
+/**
+ * Which of these closings already have their charge entry: an earlier attempt committed, and
+ * its answer was lost (a connection dropped, or a statement past its deadline, after the
+ * commit). Such a closing landed; it is not a lapsed hold. Returns their request ids.
+ */
+export async function chargedAlready(database: Pick<DatabaseHandle, 'rows'>, closings: { holdId: string; requestId: string }[]): Promise<Set<string>> {
+  const input = JSON.stringify(closings.map(({ holdId, requestId }) => ({ hold_id: holdId, request_id: requestId })))
+  const rows = await database.rows<{ request_id: string }>(sql`
+    select distinct l.request_id from ledger_entries l
+    join jsonb_to_recordset(${input}::text::jsonb) as i(hold_id text, request_id text) on l.request_id = i.request_id and l.hold_id = i.hold_id
+    where l.kind = 'charge'`)
+  return new Set(rows.map((row) => row.request_id))
+}

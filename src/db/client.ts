@@ -3,7 +3,8 @@ import type { SQL } from 'drizzle-orm'
 import { PgDialect, type PgDatabase, type PgQueryResultHKT } from 'drizzle-orm/pg-core'
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
-import postgres from 'postgres'
+import postgres, { type Sql } from 'postgres'
+import { DeadlinedPostgres } from './deadlined-client'
 import { pgliteAssets } from './pglite-assets'
 import { queryRows } from './rows'
 import * as schema from './schema'
@@ -31,23 +32,47 @@ export interface DatabaseOptions {
   url?: string
   /** PGlite's directory; unset: in memory (tests). */
   dataDir?: string
+  /**
+   * Postgres: how long a statement may go unanswered before it fails as an outage
+   * (deadlined-client.ts; default STATEMENT_DEADLINE_MS). `null`: no deadline, for migrations,
+   * whose statements may take long on a large database.
+   */
+  statementDeadlineMs?: number | null
 }
+
+/**
+ * A billable call meets at most one unanswered statement before it fails (the client is then
+ * replaced and the next statement fails fast or lands), so it is answered 503 within this
+ * and a little more (docs/operations.md#database-outages).
+ */
+export const STATEMENT_DEADLINE_MS = 3_000
 
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   if (options.url) {
-    const client = postgres(options.url, { max: 10, onnotice: () => {} })
+    const deadlineMs = options.statementDeadlineMs === undefined ? STATEMENT_DEADLINE_MS : options.statementDeadlineMs
+    if (deadlineMs === null) {
+      const client = postgres(options.url, { max: 1, onnotice: () => {} })
+      const db = drizzlePostgres(client, { schema }) as unknown as Database
+      return {
+        db,
+        kind: 'postgres',
+        rows: <Row>(query: SQL) => queryRows<Row>(db, query),
+        close: () => client.end({ timeout: 5 }),
+      }
+    }
+    const client = new DeadlinedPostgres(options.url, 10, deadlineMs)
     // One connection for the billing statements: they queue (pipelined) on one server process
     // instead of waiting on each other's row locks from several.
-    const lane = postgres(options.url, { max: 1, onnotice: () => {} })
+    const lane = new DeadlinedPostgres(options.url, 1, deadlineMs)
     return {
-      db: drizzlePostgres(client, { schema }) as unknown as Database,
+      db: drizzlePostgres(client as unknown as Sql, { schema }) as unknown as Database,
       kind: 'postgres',
       rows: async <Row>(query: SQL) => {
         const { sql, params } = dialect.sqlToQuery(query)
         return (await lane.unsafe(sql, params as never[], { prepare: true })) as unknown as Row[]
       },
       close: async () => {
-        await Promise.all([client.end({ timeout: 5 }), lane.end({ timeout: 5 })])
+        await Promise.all([client.end(5), lane.end(5)])
       },
     }
   }

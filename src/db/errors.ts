@@ -6,9 +6,25 @@ import { scrubCredentials } from '../util/scrub-credentials'
  * parameters, which must never reach a log line).
  */
 
-/** SQLSTATE classes and driver codes that say the database could not be reached or gave up, not that the statement was wrong. */
+/**
+ * SQLSTATE classes and codes, and driver codes, that say the server cannot serve now (it is
+ * unreachable, starting up or shutting down, out of resources, read-only, or gave up on a lock
+ * or a timeout), not that the statement was wrong: 08 connection exceptions, 53 insufficient
+ * resources, 57P01-57P05 shutdowns and crash recovery.
+ */
 const TRANSIENT_SQLSTATE_PREFIXES = ['08', '53', '57P']
-const TRANSIENT_SQLSTATES = new Set(['40001', '40P01', '55P03'])
+const TRANSIENT_SQLSTATES = new Set([
+  // serialization failure, deadlock detected
+  '40001',
+  '40P01',
+  // object not in prerequisite state ("the database system is starting up", "not accepting connections"), lock not available
+  '55000',
+  '55P03',
+  // query canceled: the server's statement_timeout (docs/operations.md#database-outages)
+  '57014',
+  // read-only SQL transaction: a standby, or a primary being failed over
+  '25006',
+])
 const TRANSIENT_DRIVER_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -20,6 +36,8 @@ const TRANSIENT_DRIVER_CODES = new Set([
   'CONNECTION_ENDED',
   'CONNECTION_DESTROYED',
   'CONNECT_TIMEOUT',
+  // A statement the database did not answer in time (deadlined-client.ts).
+  'STATEMENT_DEADLINE',
 ])
 
 function codesOf(error: unknown): string[] {

@@ -8,7 +8,15 @@ export async function openConfiguredDatabase(config: Pick<Config, 'databaseUrl' 
   const unlock = config.databaseUrl ? () => {} : lockDataDir(config.dataDir)
   try {
     const handle = await openDatabase(config.databaseUrl ? { url: config.databaseUrl } : { dataDir: config.dataDir })
-    await migrate(handle.db)
+    if (config.databaseUrl) {
+      // Migrations may take longer than a statement's deadline: a connection of their own, without one.
+      const migrating = await openDatabase({ url: config.databaseUrl, statementDeadlineMs: null })
+      try {
+        await migrate(migrating.db)
+      } finally {
+        await migrating.close()
+      }
+    } else await migrate(handle.db)
     return {
       ...handle,
       close: async () => {

@@ -17,7 +17,16 @@ describe('database errors as the client sees them', () => {
       withCode('CONNECTION_CLOSED'),
       wrapped('08006'),
       wrapped('57P01'),
+      wrapped('57P02'),
+      wrapped('57P03'),
       wrapped('53300'),
+      wrapped('53100'),
+      // "the database system is not accepting connections", a lock not granted in time, a read-only server, the server's statement_timeout
+      wrapped('55000'),
+      wrapped('55P03'),
+      wrapped('25006'),
+      wrapped('57014'),
+      withCode('STATEMENT_DEADLINE'),
     ]) {
       const mapped = asGatewayError(error)
       expect(mapped).toBeInstanceOf(ServiceUnavailableError)

@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { sql, type SQL } from 'drizzle-orm'
+import { PgDialect } from 'drizzle-orm/pg-core'
+import { queryRows } from '../../src/db/rows'
+import { testDatabases, type FreshDatabase } from '../support/databases'
+import { bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
+import { expectBooksBalance } from '../support/ledger-checks'
+import { mockCatalogEnv } from '../support/mock-catalog'
+import { MockUpstream } from '../upstream/mock-upstream'
+
+/**
+ * A settlement commits and its answer is lost (the connection drops, or the statement passes
+ * its deadline, after the commit): the retry finds the hold gone. It must count as landed, once,
+ * not as a hold a sweep expired with its cost recorded again as uncollected
+ * (docs/billing.md#database-outages).
+ */
+const dialect = new PgDialect()
+
+for (const kind of testDatabases) {
+  describe(`a settlement whose answer was lost (${kind.kind})`, () => {
+    const upstream = new MockUpstream()
+    let database: FreshDatabase
+    let harness: TestGateway
+    /** Closings to commit and then fail, as a connection lost after the commit does. */
+    let answersToLose = 0
+
+    beforeAll(async () => {
+      upstream.start()
+      database = await kind.open()
+      const lossy = <Row>(query: SQL): Promise<Row[]> => {
+        const closing = dialect.sqlToQuery(query).sql.includes('delete from holds h using input')
+        if (!closing || answersToLose === 0) return database.rows<Row>(query)
+        answersToLose--
+        return database.rows<Row>(query).then(() => {
+          throw Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })
+        })
+      }
+      harness = startGateway({ ...database, rows: lossy }, { config: testConfig(mockCatalogEnv(upstream.baseUrl, upstream.baseUrl)) })
+    })
+    afterAll(async () => {
+      harness.services.close()
+      upstream.stop()
+      await database.close()
+    })
+
+    test('the retry finds the charge on the ledger: one charge entry, nothing uncollected, the books exact', async () => {
+      const { key, accountId } = await harness.key()
+      upstream.script({ usage: { prompt_tokens: 40, completion_tokens: 7 } })
+      answersToLose = 1
+      const reply = await harness.call('POST', '/v1/chat/completions', {
+        headers: bearer(key),
+        body: { model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }] },
+      })
+      expect(reply.status).toBe(200)
+      expect(await harness.services.holds.landPending(10_000)).toBe(true)
+      expect(answersToLose).toBe(0)
+      const entries = await queryRows<{ kind: string; amount: string; uncollected: string }>(
+        database.db,
+        sql`select kind, amount::text as amount, uncollected::text as uncollected from ledger_entries where account_id = ${accountId} and kind = 'charge'`,
+      )
+      // 40 input x 1 + 7 output x 2 micro-credits.
+      expect(entries).toEqual([{ kind: 'charge', amount: '54', uncollected: '0' }])
+      const [rollup] = await queryRows<{ requests: string }>(
+        database.db,
+        sql`select sum(requests)::text as requests from usage_rollups where account_id = ${accountId}`,
+      )
+      expect(rollup?.requests).toBe('1')
+      await expectBooksBalance(database.db)
+    }, 30_000)
+  })
+}
