@@ -82,7 +82,7 @@ export class CreditLeases {
   private readonly taking = new Map<string, Promise<Lease | undefined>>()
   /** Releases under way: a stopping process waits for them. */
   private readonly releasing = new Set<Promise<unknown>>()
-  /** Recalls being sent, one per wallet at a time. */
+  /** Recalls being sent, one per wallet and amount at a time. */
   private readonly recalling = new Map<string, Promise<boolean>>()
   /** Wallet -> until when it takes no new lease here (it was recalled). */
   private readonly recalledUntil = new Map<string, number>()
@@ -123,7 +123,8 @@ export class CreditLeases {
    * them and tries again for a moment (recallWaitMs) while they give back theirs. Throws the
    * last refusal when the credit does not come.
    */
-  async retryRefused<T>(walletId: string, retake: () => Promise<T>, refusal: InsufficientBalanceError): Promise<T> {
+  async retryRefused<T>(request: HoldRequest, retake: () => Promise<T>, refusal: InsufficientBalanceError): Promise<T> {
+    const walletId = request.payer.walletId
     let refused = refusal
     if (await this.returnUnused(walletId)) {
       try {
@@ -133,7 +134,7 @@ export class CreditLeases {
         refused = error
       }
     }
-    if (!(await this.recall(walletId))) throw refused
+    if (!(await this.recall(walletId, request.amount))) throw refused
     const deadline = Date.now() + (this.options.recallWaitMs ?? DEFAULT_RECALL_WAIT_MS)
     for (let pause = 50; ; pause = Math.min(pause * 2, 400)) {
       await Bun.sleep(Math.max(0, Math.min(pause, deadline - Date.now())))
@@ -265,16 +266,22 @@ export class CreditLeases {
     }
   }
 
-  /** Marks the wallet recalled for the leases of other instances (lease-recall.ts); true when any holds one. */
-  private recall(walletId: string): Promise<boolean> {
-    const under = this.recalling.get(walletId)
+  /** Recalls the leases of other instances on the wallet (lease-recall.ts); true when their credit could cover `needed`. */
+  private recall(walletId: string, needed: bigint): Promise<boolean> {
+    // Calls refused together for the same amount share one recall.
+    const key = `${walletId}:${needed}`
+    const under = this.recalling.get(key)
     if (under) return under
     const now = this.options.now()
-    this.recalledUntil.set(walletId, now + this.recallMs)
-    const recalling = retryingDeadlocks(() => recallLeasesAtomically(this.database, walletId, this.options.instanceId, new Date(now))).finally(() =>
-      this.recalling.delete(walletId),
+    const recalling = retryingDeadlocks(() =>
+      recallLeasesAtomically(this.database, { walletId, instanceId: this.options.instanceId, needed, now: new Date(now) }),
     )
-    this.recalling.set(walletId, recalling)
+      .then((recalled) => {
+        if (recalled) this.recalledUntil.set(walletId, now + this.recallMs)
+        return recalled
+      })
+      .finally(() => this.recalling.delete(key))
+    this.recalling.set(key, recalling)
     return recalling
   }
 

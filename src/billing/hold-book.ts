@@ -120,7 +120,7 @@ export class HoldBook {
     } catch (error) {
       // Credit that leases keep unused must not refuse a call a lease-less gateway would take.
       if (!(error instanceof InsufficientBalanceError && leases)) throw error
-      hold = await leases.retryRefused(request.payer.walletId, () => this.takes.submit(request), error)
+      hold = await leases.retryRefused(request, () => this.takes.submit(request), error)
     }
     this.renewing.set(hold.id, Number.POSITIVE_INFINITY)
     return hold

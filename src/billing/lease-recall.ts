@@ -9,15 +9,22 @@ import type { DatabaseHandle } from '../db/client'
  */
 
 /**
- * Marks the wallet recalled at `now` when another instance holds a lease on it; true when it
- * did (the caller may then wait for their credit to come back), false when no other instance
- * has a lease there (nothing will come back: the refusal stands).
+ * Marks the wallet recalled at `now` when leases of other instances hold enough that, given
+ * back, the wallet could cover `needed`; true when it did (the caller may then wait for their
+ * unused credit), false when even all of it would not do (the refusal stands at once).
  */
-export async function recallLeasesAtomically(database: Pick<DatabaseHandle, 'rows'>, walletId: string, instanceId: string, now: Date): Promise<boolean> {
+export async function recallLeasesAtomically(
+  database: Pick<DatabaseHandle, 'rows'>,
+  recall: { walletId: string; instanceId: string; needed: bigint; now: Date },
+): Promise<boolean> {
   const rows = await database.rows<{ id: string }>(sql`
-    update wallets set leases_recalled_at = ${now.toISOString()}::timestamptz
-    where id = ${walletId}
-      and exists (select 1 from holds where wallet_id = ${walletId} and starts_with(id, 'lease_') and instance_id <> ${instanceId})
+    with others as (
+      select coalesce(sum(amount), 0) as leased from holds
+      where wallet_id = ${recall.walletId} and starts_with(id, 'lease_') and instance_id <> ${recall.instanceId}
+    )
+    update wallets set leases_recalled_at = ${recall.now.toISOString()}::timestamptz
+    from others
+    where id = ${recall.walletId} and others.leased > 0 and balance - held + others.leased >= ${recall.needed.toString()}::bigint
     returning id`)
   return rows.length > 0
 }

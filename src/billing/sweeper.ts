@@ -61,7 +61,9 @@ export class HoldSweeper {
       const now = this.options.now()
       if (this.unreachable || now - started > this.options.intervalMs) {
         this.expireFrom = now + this.options.ttlMs
-        logEvent('info', 'database reachable again: holds expire once their owners had a hold TTL to renew them', { expire_from: new Date(this.expireFrom).toISOString() })
+        logEvent('info', 'database reachable again: holds expire once their owners had a hold TTL to renew them', {
+          expire_from: new Date(this.expireFrom).toISOString(),
+        })
       }
       this.unreachable = false
       if (now >= this.expireFrom) await this.expire()

@@ -1,5 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, spyOn, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
+import { chargeLapsedLeaseCallsAtomically } from '../../src/billing/lapsed-lease-charges'
+import type { Payer } from '../../src/billing/payer'
 import { testDatabases, type FreshDatabase } from '../support/databases'
 import { bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
 import { interruptible, type InterruptibleDatabase } from '../support/interruptible-database'
@@ -22,7 +24,11 @@ async function chargesOf(database: FreshDatabase, accountId: string): Promise<Ch
   const result = await database.db.execute(
     sql`select amount::text as amount, uncollected::text as uncollected, hold_id from ledger_entries where account_id = ${accountId} and kind = 'charge' order by id`,
   )
-  const rows = (Array.isArray(result) ? result : (result as unknown as { rows: unknown[] }).rows) as { amount: string; uncollected: string; hold_id: string | null }[]
+  const rows = (Array.isArray(result) ? result : (result as unknown as { rows: unknown[] }).rows) as {
+    amount: string
+    uncollected: string
+    hold_id: string | null
+  }[]
   return rows.map((row) => ({ amount: Number(row.amount) / 1e6, uncollected: Number(row.uncollected) / 1e6, hold_id: row.hold_id }))
 }
 
@@ -50,7 +56,11 @@ for (const kind of testDatabases) {
     })
     // Each test has its own two instances (a drained one takes no more leases).
     beforeEach(() => {
-      const config = testConfig({ ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl), TOLLGATE_CREDIT_LEASE: '1', TOLLGATE_HOLD_TTL_SECONDS: String(TTL_SECONDS) })
+      const config = testConfig({
+        ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl),
+        TOLLGATE_CREDIT_LEASE: '1',
+        TOLLGATE_HOLD_TTL_SECONDS: String(TTL_SECONDS),
+      })
       owner = startGateway({ ...database, ...ownerConnection.handle }, { config, now: () => clock })
       other = startGateway({ ...database, ...otherConnection.handle }, { config, now: () => clock })
     })
@@ -146,7 +156,58 @@ for (const kind of testDatabases) {
       expect(wallet).toEqual({ balance: 100 - answered * PRICE, held: 0, available: 100 - answered * PRICE })
       await expectBooksBalance(database.db)
     }, 60_000)
+
+    test("charges whose lease expired take only what the wallet's available credit covers; the rest is uncollected", async () => {
+      // 120 micro-credits available; 30 more are held by an open call of the same wallet.
+      const { id: accountId } = await owner.account(150 / 1e6)
+      const [wallet] = rowsOf<{ id: string }>(await database.db.execute(sql`select id from wallets where owner_id = ${accountId}`))
+      if (!wallet) throw new Error('the account has no wallet')
+      const payer: Payer = {
+        type: 'wallet',
+        walletId: wallet.id,
+        ownerId: accountId,
+        accountId,
+        keyId: null,
+        userSub: null,
+        env: null,
+        monthlyQuota: null,
+        tokensPerMinute: null,
+      }
+      const open = await other.services.holds.take({ payer, amount: 30n, requestId: 'req_open', model: 'test/cheap', provider: 'a' })
+      const lapsed = (requestId: string) => ({
+        leaseId: 'lease_gone',
+        payer,
+        requestId,
+        cost: 70n,
+        charged: 50n,
+        usage: { input_tokens: 1 },
+        model: 'test/cheap',
+        provider: 'a',
+      })
+      const now = new Date()
+      const collected = await chargeLapsedLeaseCallsAtomically(
+        database,
+        [lapsed('req_1'), lapsed('req_2'), lapsed('req_3')],
+        now,
+        now.toISOString().slice(0, 7),
+      )
+      expect(collected).toEqual([50n, 50n, 20n])
+      const charges = await chargesOf(database, accountId)
+      expect(charges).toEqual([
+        { amount: 50 / 1e6, uncollected: 20 / 1e6, hold_id: null },
+        { amount: 50 / 1e6, uncollected: 20 / 1e6, hold_id: null },
+        { amount: 20 / 1e6, uncollected: 50 / 1e6, hold_id: null },
+      ])
+      // The open call's hold is untouched: the wallet never goes below what it holds.
+      expect((await owner.admin('GET', `/accounts/${accountId}`)).json.wallet).toEqual({ balance: 30 / 1e6, held: 30 / 1e6, available: 0 })
+      await other.services.holds.release(open)
+      await expectBooksBalance(database.db)
+    })
   })
+}
+
+function rowsOf<Row>(result: unknown): Row[] {
+  return (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as Row[]
 }
 
 async function countOpen(database: FreshDatabase, accountId: string): Promise<number> {

@@ -36,7 +36,17 @@ for (const kind of testDatabases) {
       const result = await database.db.execute(sql`select id from wallets where owner_id = ${accountId}`)
       const [row] = (Array.isArray(result) ? result : (result as unknown as { rows: unknown[] }).rows) as { id: string }[]
       if (!row) throw new Error('the account has no wallet')
-      return { type: 'wallet', walletId: row.id, ownerId: accountId, accountId, keyId: null, userSub: null, env: null, monthlyQuota: null, tokensPerMinute: null }
+      return {
+        type: 'wallet',
+        walletId: row.id,
+        ownerId: accountId,
+        accountId,
+        keyId: null,
+        userSub: null,
+        env: null,
+        monthlyQuota: null,
+        tokensPerMinute: null,
+      }
     }
 
     const request = (payer: Payer, amount: bigint, index = 0) => ({ payer, amount, requestId: `req_recall_${index}`, model: 'test/cheap', provider: 'a' })
