@@ -57,7 +57,8 @@ export class HoldSweeper {
     this.running = true
     const started = this.options.now()
     try {
-      await this.heartbeat()
+      // With no hold to renew, the heartbeat does not reach the database: only a probe tells the outage is over.
+      if (!(await this.heartbeat()) && this.unreachable) await this.database.rows(sql`select 1`)
       const now = this.options.now()
       if (this.unreachable || now - started > this.options.intervalMs) {
         this.expireFrom = now + this.options.ttlMs
@@ -75,15 +76,17 @@ export class HoldSweeper {
     }
   }
 
-  async heartbeat(): Promise<void> {
+  /** Renews this process's live holds; false when it had none (and so did not reach the database). */
+  async heartbeat(): Promise<boolean> {
     const ids = this.options.liveHoldIds()
-    if (ids.length === 0) return
+    if (ids.length === 0) return false
     const expiresAt = this.options.now() + this.options.ttlMs
     const renewed = await this.database.rows<{ id: string }>(sql`
       update holds set expires_at = ${new Date(expiresAt).toISOString()}::timestamptz
       where id in (select jsonb_array_elements_text(${JSON.stringify(ids)}::text::jsonb))
       returning id`)
     this.options.renewed?.(ids, new Set(renewed.map((row) => row.id)), expiresAt)
+    return true
   }
 
   /**
