@@ -24,8 +24,6 @@ export interface CreditLeaseOptions {
   checkMs?: number
   /** How long a recalled wallet takes no new lease (default 5 s). */
   recallMs?: number
-  /** How long a call refused while other instances hold leases on its wallet waits for their credit (default 1.5 s). */
-  recallWaitMs?: number
 }
 
 /** One lease: a hold on a wallet in the database, drawn from in memory. */
@@ -36,7 +34,7 @@ interface Lease {
   amount: bigint
   /** Open draws, and charges submitted that have not landed: what the lease must keep. */
   committed: bigint
-  /** No new draws: a newer lease took over, or the process is stopping. */
+  /** No new draws: a newer lease took over, its credit was given back or recalled, its hold is gone, or the process is stopping. */
   retired: boolean
   lastUsed: number
   /** When its hold expires as far as this process knows: taken or renewed (the heartbeat) until then. */
@@ -47,7 +45,12 @@ const DEFAULT_SHARE = 8n
 const DEFAULT_IDLE_MS = 1_000
 const DEFAULT_CHECK_MS = 250
 const DEFAULT_RECALL_MS = 5_000
-const DEFAULT_RECALL_WAIT_MS = 1_500
+/**
+ * A call refused while other instances' leases could cover it is tried again after each of these
+ * pauses (1.5 s in all), while those instances answer the recall (they check every 250 ms). A
+ * count of tries rather than a deadline: an event loop stalled meanwhile still leaves them time.
+ */
+const RECALL_RETRY_PAUSES_MS = [50, 100, 200, 400, 400, 350]
 
 /**
  * The credit lease (docs/billing.md#credit-lease): this process reserves part of a wallet as one
@@ -120,11 +123,14 @@ export class CreditLeases {
   /**
    * A call was refused for want of credit: gives back what this process's own leases on the
    * wallet do not need and tries again; if other instances hold leases on the wallet, recalls
-   * them and tries again for a moment (recallWaitMs) while they give back theirs. Throws the
-   * last refusal when the credit does not come.
+   * them and tries again for about 1.5 s while they give back theirs. Throws the last refusal
+   * when the credit does not come.
    */
   async retryRefused<T>(request: HoldRequest, retake: () => Promise<T>, refusal: InsufficientBalanceError): Promise<T> {
     const walletId = request.payer.walletId
+    // A wallet this low takes no new lease here for a while: a lease taken by another call
+    // meanwhile would keep the very credit given back below.
+    this.recalledUntil.set(walletId, this.options.now() + this.recallMs)
     let refused = refusal
     if (await this.returnUnused(walletId)) {
       try {
@@ -135,15 +141,16 @@ export class CreditLeases {
       }
     }
     if (!(await this.recall(walletId, request.amount))) throw refused
-    const deadline = Date.now() + (this.options.recallWaitMs ?? DEFAULT_RECALL_WAIT_MS)
-    for (let pause = 50; ; pause = Math.min(pause * 2, 400)) {
-      await Bun.sleep(Math.max(0, Math.min(pause, deadline - Date.now())))
+    for (const pause of RECALL_RETRY_PAUSES_MS) {
+      await Bun.sleep(pause)
       try {
         return await retake()
       } catch (error) {
-        if (!(error instanceof InsufficientBalanceError) || Date.now() >= deadline) throw error
+        if (!(error instanceof InsufficientBalanceError)) throw error
+        refused = error
       }
     }
+    throw refused
   }
 
   /**

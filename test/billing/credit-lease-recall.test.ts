@@ -80,6 +80,23 @@ for (const kind of testDatabases) {
       await expectBooksBalance(database.db)
     }, 30_000)
 
+    test("a lease nobody draws from goes back within about a second of the wallet's last call", async () => {
+      const a = instance('1')
+      const payer = await walletPayer(a, 10)
+      const hold = await a.services.holds.take(request(payer, 110_000n, 1))
+      await a.services.holds.settle(hold, 110_000n, { output_tokens: 1 })
+      const ended = Date.now()
+      let wallet = (await a.admin('GET', `/accounts/${payer.ownerId}`)).json.wallet
+      while (wallet.held !== 0 && Date.now() - ended < 10_000) {
+        await Bun.sleep(50)
+        wallet = (await a.admin('GET', `/accounts/${payer.ownerId}`)).json.wallet
+      }
+      // Given back after 1 s idle, checked every 250 ms; the margin is for a busy machine.
+      expect(Date.now() - ended).toBeLessThan(4000)
+      expect(wallet).toEqual({ balance: 9.89, held: 0, available: 9.89 })
+      await expectBooksBalance(database.db, { openHolds: true })
+    }, 30_000)
+
     test('three instances with 0.5-credit leases serve exactly as many concurrent calls as the wallet affords', async () => {
       const gateways = [instance('0.5'), instance('0.5'), instance('0.5')]
       const price = CREDIT / 100n
