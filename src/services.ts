@@ -66,6 +66,7 @@ export function createServices(options: ServiceOptions): Services {
     intervalMs: Math.min(15_000, options.config.holdTtlMs / 4),
     now,
     liveHoldIds: () => holds.liveHoldIds(),
+    renewed: (asked, renewed, expiresAt) => leases?.confirmRenewal(asked, renewed, expiresAt),
   })
   const counter = options.config.redisUrl ? new RedisHitCounter(options.config.redisUrl) : new MemoryHitCounter(now)
   const rateLimiter = new RateLimiter(counter, now, options.config.freeLimits)

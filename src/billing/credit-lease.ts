@@ -1,10 +1,12 @@
 import type { DatabaseHandle } from '../db/client'
 import { describeDatabaseError } from '../db/errors'
 import { retryingDeadlocks } from '../db/rows'
+import { InsufficientBalanceError } from '../errors/kinds'
 import { logEvent } from '../observability/log'
 import { newId } from '../util/ids'
 import type { Hold, HoldRequest } from './hold-book'
 import { monthKey } from './hold-rows'
+import { recallLeasesAtomically, recalledWallets } from './lease-recall'
 import { releaseLeaseAtomically, takeLeaseAtomically } from './lease-statements'
 import type { Payer } from './payer'
 
@@ -16,8 +18,12 @@ export interface CreditLeaseOptions {
   maxLease: bigint
   /** A lease takes at most 1/share of what its wallet has available. */
   share?: bigint
-  /** A lease nothing has drawn from for this long is given back (default 5 s). */
+  /** A lease nothing has drawn from for this long is given back (default 1 s). */
   idleMs?: number
+  /** How often leases are checked for idleness and recalls (default 250 ms). */
+  checkMs?: number
+  /** How long a recalled wallet takes no new lease (default 5 s). */
+  recallMs?: number
 }
 
 /** One lease: a hold on a wallet in the database, drawn from in memory. */
@@ -28,13 +34,23 @@ interface Lease {
   amount: bigint
   /** Open draws, and charges submitted that have not landed: what the lease must keep. */
   committed: bigint
-  /** No new draws: a newer lease took over, or the process is stopping. */
+  /** No new draws: a newer lease took over, its credit was given back or recalled, its hold is gone, or the process is stopping. */
   retired: boolean
   lastUsed: number
+  /** When its hold expires as far as this process knows: taken or renewed (the heartbeat) until then. */
+  expiresAt: number
 }
 
 const DEFAULT_SHARE = 8n
-const DEFAULT_IDLE_MS = 5_000
+const DEFAULT_IDLE_MS = 1_000
+const DEFAULT_CHECK_MS = 250
+const DEFAULT_RECALL_MS = 5_000
+/**
+ * A call refused while other instances' leases could cover it is tried again after each of these
+ * pauses (1.5 s in all), while those instances answer the recall (they check every 250 ms). A
+ * count of tries rather than a deadline: an event loop stalled meanwhile still leaves them time.
+ */
+const RECALL_RETRY_PAUSES_MS = [50, 100, 200, 400, 400, 350]
 
 /**
  * The credit lease (docs/billing.md#credit-lease): this process reserves part of a wallet as one
@@ -46,8 +62,13 @@ const DEFAULT_IDLE_MS = 5_000
  * other, and a draw never exceeds what its lease has left. A lease takes at most 1/share of the
  * wallet's available credit and never less than the call that asked for it; when the wallet is
  * too low for that, calls are held exactly, one hold each. Before a call is refused for want of
- * credit, this process gives back what its own leases on that wallet do not need (see
- * HoldBook.take), so a lease never refuses a call a lease-less gateway would accept.
+ * credit, this process gives back what its own leases on that wallet do not need, and when
+ * other instances hold leases on the wallet, it recalls them and waits a moment for their unused
+ * credit (retryRefused), so a lease never refuses a call a lease-less gateway would accept.
+ *
+ * A lease is drawn from only until the expiry its last renewal confirmed: past that, a sweep
+ * elsewhere may have expired it. A charge that lands after its lease was expired is taken from
+ * the wallet's available credit instead (lapsed-lease-charges.ts).
  *
  * A crash loses the charges answered and not yet written (at most the lease), besides the calls
  * in flight that are never charged in any case; the unused rest of each lease comes back to its
@@ -64,10 +85,16 @@ export class CreditLeases {
   private readonly taking = new Map<string, Promise<Lease | undefined>>()
   /** Releases under way: a stopping process waits for them. */
   private readonly releasing = new Set<Promise<unknown>>()
+  /** Recalls being sent, one per wallet and amount at a time. */
+  private readonly recalling = new Map<string, Promise<boolean>>()
+  /** Wallet -> until when it takes no new lease here (it was recalled). */
+  private readonly recalledUntil = new Map<string, number>()
   private stopped = false
-  private idleTimer: ReturnType<typeof setInterval> | undefined
+  private checking = false
+  private checkTimer: ReturnType<typeof setInterval> | undefined
   private readonly share: bigint
   private readonly idleMs: number
+  private readonly recallMs: number
 
   constructor(
     private readonly database: Pick<DatabaseHandle, 'rows'>,
@@ -75,6 +102,7 @@ export class CreditLeases {
   ) {
     this.share = options.share ?? DEFAULT_SHARE
     this.idleMs = options.idleMs ?? DEFAULT_IDLE_MS
+    this.recallMs = options.recallMs ?? DEFAULT_RECALL_MS
   }
 
   /** A hold drawn from a lease on the payer's wallet, or undefined: the call is then held exactly. */
@@ -83,12 +111,66 @@ export class CreditLeases {
     // A call larger than a whole lease is held on its own rather than churning leases.
     if (this.stopped || request.payer.monthlyQuota !== null || request.amount <= 0n || request.amount > this.options.maxLease) return undefined
     const walletId = request.payer.walletId
+    if (this.isRecalled(walletId)) return undefined
     const drawable = this.current.get(walletId)
-    if (drawable && drawable.amount - drawable.committed >= request.amount) return this.drawFrom(drawable, request)
+    if (drawable && this.canDraw(drawable, request.amount)) return this.drawFrom(drawable, request)
     const lease = await this.newLease(request)
     // Others may have drawn from it, or given it back, while it was being taken.
-    if (!lease || lease.retired || lease.amount - lease.committed < request.amount) return undefined
+    if (!lease || !this.canDraw(lease, request.amount)) return undefined
     return this.drawFrom(lease, request)
+  }
+
+  /**
+   * A call was refused for want of credit: gives back what this process's own leases on the
+   * wallet do not need and tries again; if other instances hold leases on the wallet, recalls
+   * them and tries again for about 1.5 s while they give back theirs. Throws the last refusal
+   * when the credit does not come.
+   */
+  async retryRefused<T>(request: HoldRequest, retake: () => Promise<T>, refusal: InsufficientBalanceError): Promise<T> {
+    const walletId = request.payer.walletId
+    // A wallet this low takes no new lease here for a while: a lease taken by another call
+    // meanwhile would keep the very credit given back below.
+    this.recalledUntil.set(walletId, this.options.now() + this.recallMs)
+    let refused = refusal
+    if (await this.returnUnused(walletId)) {
+      try {
+        return await retake()
+      } catch (error) {
+        if (!(error instanceof InsufficientBalanceError)) throw error
+        refused = error
+      }
+    }
+    if (!(await this.recall(walletId, request.amount))) throw refused
+    for (const pause of RECALL_RETRY_PAUSES_MS) {
+      await Bun.sleep(pause)
+      try {
+        return await retake()
+      } catch (error) {
+        if (!(error instanceof InsufficientBalanceError)) throw error
+        refused = error
+      }
+    }
+    throw refused
+  }
+
+  /**
+   * The heartbeat renewed `renewed` of the lease holds it was asked to (`asked`) until
+   * `expiresAt`; a lease it did not find was expired by a sweep: it draws no more, and the
+   * charges of its open draws are taken from the wallet when they land.
+   */
+  confirmRenewal(asked: string[], renewed: Set<string>, expiresAt: number): void {
+    for (const id of asked) {
+      const lease = this.open.get(id)
+      if (!lease) continue
+      if (renewed.has(id)) {
+        if (expiresAt > lease.expiresAt) lease.expiresAt = expiresAt
+        continue
+      }
+      logEvent('warn', 'a credit lease was expired by a sweep while in use', { lease_id: id })
+      lease.retired = true
+      this.open.delete(id)
+      if (this.current.get(lease.walletId) === lease) this.current.delete(lease.walletId)
+    }
   }
 
   /** The lease a drawn hold came from, or undefined for a hold of its own. */
@@ -111,6 +193,20 @@ export class CreditLeases {
     }
     lease.lastUsed = this.options.now()
     if (lease.retired && lease.committed === 0n && this.open.has(lease.id)) void this.release(lease, null)
+  }
+
+  /** Checks for idle leases and recalled wallets (the check timer's tick); a database that does not answer is tried again next tick. */
+  async check(): Promise<void> {
+    if (this.checking) return
+    this.checking = true
+    try {
+      await this.returnIdle()
+      await this.answerRecalls()
+    } catch {
+      // Out of reach: leases keep their credit until the next tick, as if no recall had come yet.
+    } finally {
+      this.checking = false
+    }
   }
 
   /**
@@ -142,7 +238,7 @@ export class CreditLeases {
     return this.draws.size
   }
 
-  /** Gives back leases nothing drew from for a while (called by the sweeper's tick). */
+  /** Gives back leases nothing drew from for a while (idleMs). */
   async returnIdle(): Promise<void> {
     const idleSince = this.options.now() - this.idleMs
     for (const lease of [...this.open.values()]) {
@@ -153,7 +249,7 @@ export class CreditLeases {
   /** Stops drawing and gives back every lease once its calls have ended (waits at most `timeoutMs`). */
   async stop(timeoutMs: number): Promise<void> {
     this.stopped = true
-    clearInterval(this.idleTimer)
+    clearInterval(this.checkTimer)
     for (const lease of this.open.values()) lease.retired = true
     this.current.clear()
     const deadline = this.options.now() + timeoutMs
@@ -163,6 +259,50 @@ export class CreditLeases {
       if (this.options.now() >= deadline) return
       await Promise.race([Promise.allSettled([...this.releasing]), Bun.sleep(50)])
     }
+  }
+
+  /** Another instance recalled the wallet's leases: each gives back what it does not need, and none is taken for a while. */
+  private async answerRecalls(): Promise<void> {
+    const walletIds = [...new Set([...this.open.values()].map((lease) => lease.walletId))]
+    if (walletIds.length === 0) return
+    const now = this.options.now()
+    const recalled = await recalledWallets(this.database, walletIds, new Date(now - this.recallMs))
+    for (const [walletId, recalledAt] of recalled) {
+      this.recalledUntil.set(walletId, recalledAt + this.recallMs)
+      await this.returnUnused(walletId)
+    }
+  }
+
+  /** Recalls the leases of other instances on the wallet (lease-recall.ts); true when their credit could cover `needed`. */
+  private recall(walletId: string, needed: bigint): Promise<boolean> {
+    // Calls refused together for the same amount share one recall.
+    const key = `${walletId}:${needed}`
+    const under = this.recalling.get(key)
+    if (under) return under
+    const now = this.options.now()
+    const recalling = retryingDeadlocks(() =>
+      recallLeasesAtomically(this.database, { walletId, instanceId: this.options.instanceId, needed, now: new Date(now) }),
+    )
+      .then((recalled) => {
+        if (recalled) this.recalledUntil.set(walletId, now + this.recallMs)
+        return recalled
+      })
+      .finally(() => this.recalling.delete(key))
+    this.recalling.set(key, recalling)
+    return recalling
+  }
+
+  private isRecalled(walletId: string): boolean {
+    const until = this.recalledUntil.get(walletId)
+    if (until === undefined) return false
+    if (until > this.options.now()) return true
+    this.recalledUntil.delete(walletId)
+    return false
+  }
+
+  /** A lease serves a draw while it is current, has the credit left, and its hold is surely still in the database. */
+  private canDraw(lease: Lease, amount: bigint): boolean {
+    return !lease.retired && lease.amount - lease.committed >= amount && this.options.now() < lease.expiresAt
   }
 
   private drawFrom(lease: Lease, request: HoldRequest): Hold {
@@ -201,6 +341,7 @@ export class CreditLeases {
           month: monthKey(now),
           now,
           expiresAt: new Date(now.getTime() + this.options.ttlMs),
+          recalledSince: new Date(now.getTime() - this.recallMs),
         }),
       )
     } catch (error) {
@@ -209,11 +350,19 @@ export class CreditLeases {
       return undefined
     }
     if (granted === 0n) return undefined
-    const lease: Lease = { id, walletId, amount: granted, committed: 0n, retired: false, lastUsed: now.getTime() }
-    if (!this.idleTimer) {
-      this.idleTimer = setInterval(() => void this.returnIdle(), this.idleMs)
+    const lease: Lease = {
+      id,
+      walletId,
+      amount: granted,
+      committed: 0n,
+      retired: false,
+      lastUsed: now.getTime(),
+      expiresAt: now.getTime() + this.options.ttlMs,
+    }
+    if (!this.checkTimer && !this.stopped) {
+      this.checkTimer = setInterval(() => void this.check(), this.options.checkMs ?? DEFAULT_CHECK_MS)
       // Leases left over are the sweep's: they never keep a process from exiting.
-      this.idleTimer.unref()
+      this.checkTimer.unref()
     }
     const previous = this.current.get(walletId)
     this.open.set(id, lease)

@@ -7,6 +7,7 @@ import { newId } from '../util/ids'
 import { retryingDeadlocks } from '../db/rows'
 import { Batcher } from './batcher'
 import type { CreditLeases } from './credit-lease'
+import { chargeLapsedLeaseCallsAtomically } from './lapsed-lease-charges'
 import { chargeLeasesAtomically } from './lease-statements'
 import { MAX_HOLD_MICROS } from './money'
 import { chargedAlready, closeHoldsAtomically, recordLapsedChargesAtomically, takeHoldsAtomically } from './hold-statements'
@@ -117,9 +118,9 @@ export class HoldBook {
     try {
       hold = await this.takes.submit(request)
     } catch (error) {
-      // Credit this process's own leases keep must not refuse a call a lease-less gateway would take.
-      if (!(error instanceof InsufficientBalanceError && (await leases?.returnUnused(request.payer.walletId)))) throw error
-      hold = await this.takes.submit(request)
+      // Credit that leases keep unused must not refuse a call a lease-less gateway would take.
+      if (!(error instanceof InsufficientBalanceError && leases)) throw error
+      hold = await leases.retryRefused(request, () => this.takes.submit(request), error)
     }
     this.renewing.set(hold.id, Number.POSITIVE_INFINITY)
     return hold
@@ -315,7 +316,10 @@ export class HoldBook {
     return items.map((item): ClosedHold => (closedIds.has(item.hold.id) ? closedLocally(item) : { charged: 0n, uncollected: item.cost, lapsed: true }))
   }
 
-  /** Charges calls drawn from leases; a charge whose lease had expired is recorded uncollected, as for an expired hold. */
+  /**
+   * Charges calls drawn from leases; a call whose lease had expired meanwhile is charged from the
+   * wallet's available credit instead, and only what that cannot cover is recorded uncollected.
+   */
   private async chargeLeaseBatch(items: Closing[]): Promise<(ClosedHold | Error)[]> {
     const now = new Date(this.options.now())
     const leaseOf = (item: Closing) => this.options.leases?.leaseOf(item.hold) ?? ''
@@ -330,19 +334,28 @@ export class HoldBook {
       provider: item.provider,
     }))
     const charged = await retryingDeadlocks(() => chargeLeasesAtomically(this.database, charges, now, monthKey(now)))
+    // A charge found missing may have landed in an earlier attempt whose answer was lost: it is
+    // not written again. The rest had their lease expired meanwhile (below).
     const missing = items.filter((item) => !charged.has(leaseOf(item)))
-    const landedBefore = await this.landedBefore(missing, leaseOf)
-    const lapsed = missing.filter((item) => !landedBefore.has(item.hold.requestId))
-    if (lapsed.length > 0) {
-      const asHolds = lapsed.map((item) => ({ ...item, hold: { ...item.hold, id: leaseOf(item) } }))
-      await recordLapsedChargesAtomically(this.database, asHolds, now).catch((error: unknown) =>
-        logEvent('warn', 'could not record the uncollected cost of expired credit leases', { calls: lapsed.length, error: describeDatabaseError(error) }),
-      )
+    const landedBefore = await this.landedBefore(missing)
+    const lapsed = charges.filter((charge) => !charged.has(charge.leaseId) && !landedBefore.has(charge.requestId))
+    if (lapsed.length === 0) return items.map(closedLocally)
+    // The charges above are committed: a failure here fails only the lapsed calls, whose retry
+    // finds their lease gone again and comes back here (the batcher would write the others twice).
+    let collected: bigint[]
+    try {
+      collected = await retryingDeadlocks(() => chargeLapsedLeaseCallsAtomically(this.database, lapsed, now, monthKey(now)))
+    } catch (error) {
+      return items.map((item, index) => (charged.has(charges[index]?.leaseId ?? '') ? closedLocally(item) : asError(error)))
     }
-    return items.map(
-      (item): ClosedHold =>
-        charged.has(leaseOf(item)) || landedBefore.has(item.hold.requestId) ? closedLocally(item) : { charged: 0n, uncollected: item.cost, lapsed: true },
-    )
+    logEvent('warn', 'charges of expired credit leases taken from their wallets', { calls: lapsed.length })
+    const taken = new Map(lapsed.map((charge, index) => [charge, collected[index] ?? 0n]))
+    return items.map((item, index): ClosedHold => {
+      const charge = charges[index]
+      const late = charge === undefined ? undefined : taken.get(charge)
+      if (late === undefined) return closedLocally(item)
+      return { charged: late, uncollected: item.cost - late, lapsed: true }
+    })
   }
 
   /**

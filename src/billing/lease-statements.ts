@@ -26,20 +26,24 @@ export interface LeaseRequest {
   month: string
   now: Date
   expiresAt: Date
+  /** A wallet recalled at or after this time takes no new lease (lease-recall.ts). */
+  recalledSince: Date
 }
 
 /**
  * Takes a lease: the wallet's `held` grows by the grant, which is `wanted` capped at
  * 1/share of the wallet's available credit, but only when that still covers `minimum`; the hold
  * row and its `hold` ledger entry are written in the same statement. Returns the grant, or
- * 0n when the wallet is too low to lease (the caller then holds exactly).
+ * 0n when the wallet is too low to lease or was recalled lately (the caller then holds exactly).
  */
 export async function takeLeaseAtomically(database: Pick<DatabaseHandle, 'rows'>, lease: LeaseRequest): Promise<bigint> {
   const { payer } = lease
   const [row] = await database.rows<{ granted: string }>(sql`
     with offer as (
       select id, least(${bigintParam(lease.wanted)}, (balance - held) / ${bigintParam(lease.share)}) as granted
-      from wallets where id = ${payer.walletId} for update
+      from wallets where id = ${payer.walletId}
+        and (leases_recalled_at is null or leases_recalled_at < ${timeParam(lease.recalledSince)})
+      for update
     ),
     wallet as (
       update wallets w set held = w.held + offer.granted from offer
@@ -79,7 +83,8 @@ export interface LeasedCharge {
  * by the sum charged (so the wallet's available credit does not move: the lease had it held),
  * the keys' month totals and the usage rollup follow, and each call gets its `charge` entry,
  * naming the lease as its hold. A lease that is gone (expired by a sweep after its instance
- * stalled past the hold TTL) is left out and moves no money. Returns the leases charged.
+ * could not renew it for the hold TTL) is left out and moves no money: its calls are charged by
+ * chargeLapsedLeaseCallsAtomically instead. Returns the leases charged.
  */
 export async function chargeLeasesAtomically(database: Pick<DatabaseHandle, 'rows'>, items: LeasedCharge[], now: Date, month: string): Promise<Set<string>> {
   const input = JSON.stringify(

@@ -11,6 +11,8 @@ export interface SweeperOptions {
   now: () => number
   /** The holds this process knows to be alive (HoldBook.liveHoldIds): only these are renewed. */
   liveHoldIds: () => string[]
+  /** Told after each heartbeat which of the holds asked for it found and renewed, and until when (CreditLeases.confirmRenewal). */
+  renewed?: (asked: string[], renewed: Set<string>, expiresAt: number) => void
   /** Holds expired per statement (default 1000): each page is one short transaction. */
   pageSize?: number
 }
@@ -20,10 +22,20 @@ export interface SweeperOptions {
  * (docs/billing.md#the-sweep): every tick extends the expiry of the holds this process's calls still
  * need, then expires any hold whose expiry has passed: a crashed process's, or one whose
  * request ended without closing it.
+ *
+ * After this process could not reach the database (a tick failed, or its heartbeat took longer
+ * than a tick), it expires nothing for one TTL: the other instances were most likely cut off as
+ * well, and their holds' expiries passed only because they could not renew them. Each gets a
+ * whole TTL of reachable database to renew its holds, as it has in normal operation; a crashed
+ * instance's holds expire after that.
  */
 export class HoldSweeper {
   private timer: ReturnType<typeof setInterval> | undefined
   private running = false
+  /** The last tick failed: the database was out of reach. */
+  private unreachable = false
+  /** No hold is expired before this time (ms): set one TTL after the database is reached again. */
+  private expireFrom = Number.NEGATIVE_INFINITY
 
   constructor(
     private readonly database: Pick<DatabaseHandle, 'rows'>,
@@ -43,23 +55,38 @@ export class HoldSweeper {
   async tick(): Promise<void> {
     if (this.running) return
     this.running = true
+    const started = this.options.now()
     try {
-      await this.heartbeat()
-      await this.expire()
+      // With no hold to renew, the heartbeat does not reach the database: only a probe tells the outage is over.
+      if (!(await this.heartbeat()) && this.unreachable) await this.database.rows(sql`select 1`)
+      const now = this.options.now()
+      if (this.unreachable || now - started > this.options.intervalMs) {
+        this.expireFrom = now + this.options.ttlMs
+        logEvent('info', 'database reachable again: holds expire once their owners had a hold TTL to renew them', {
+          expire_from: new Date(this.expireFrom).toISOString(),
+        })
+      }
+      this.unreachable = false
+      if (now >= this.expireFrom) await this.expire()
     } catch (error) {
+      this.unreachable = true
       logEvent('error', 'hold sweep failed', { error: describeDatabaseError(error) })
     } finally {
       this.running = false
     }
   }
 
-  async heartbeat(): Promise<void> {
+  /** Renews this process's live holds; false when it had none (and so did not reach the database). */
+  async heartbeat(): Promise<boolean> {
     const ids = this.options.liveHoldIds()
-    if (ids.length === 0) return
-    const expiresAt = new Date(this.options.now() + this.options.ttlMs).toISOString()
-    await this.database.rows(sql`
-      update holds set expires_at = ${expiresAt}::timestamptz
-      where id in (select jsonb_array_elements_text(${JSON.stringify(ids)}::text::jsonb))`)
+    if (ids.length === 0) return false
+    const expiresAt = this.options.now() + this.options.ttlMs
+    const renewed = await this.database.rows<{ id: string }>(sql`
+      update holds set expires_at = ${new Date(expiresAt).toISOString()}::timestamptz
+      where id in (select jsonb_array_elements_text(${JSON.stringify(ids)}::text::jsonb))
+      returning id`)
+    this.options.renewed?.(ids, new Set(renewed.map((row) => row.id)), expiresAt)
+    return true
   }
 
   /**

@@ -37,6 +37,8 @@ export const wallets = pgTable(
     balance: micros('balance').notNull().default(sql`0`),
     held: micros('held').notNull().default(sql`0`),
     createdAt: createdAt(),
+    /** When an instance last asked the others to give back their credit leases on this wallet (docs/billing.md#credit-lease). */
+    leasesRecalledAt: timestamp('leases_recalled_at', { withTimezone: true }),
   },
   (table) => [
     uniqueIndex('wallets_owner').on(table.kind, table.ownerId),

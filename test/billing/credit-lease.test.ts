@@ -142,7 +142,7 @@ for (const kind of testDatabases) {
       await expectBooksBalance(database.db)
     }, 30_000)
 
-    test('a lease a sweep expired (its instance stalled past the TTL): the charge drawn from it is recorded uncollected, the next call takes a new lease', async () => {
+    test('a lease a sweep expired (its instance stalled past the TTL): the charge drawn from it is taken from the wallet, the next call takes a new lease', async () => {
       const fresh = startGateway(database, { config: testConfig({ ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl), TOLLGATE_CREDIT_LEASE: '1' }) })
       try {
         upstream.always({ usage: { prompt_tokens: 10, completion_tokens: 20 } })
@@ -161,15 +161,15 @@ for (const kind of testDatabases) {
         const leases = ledger.filter((entry) => entry.kind === 'hold').map((entry) => entry.hold_id)
         expect(leases).toHaveLength(2)
         const charges = ledger.filter((entry) => entry.kind === 'charge')
-        // The first and last calls paid; the one drawn from the expired lease is recorded, not taken.
+        // Every call paid: the one drawn from the expired lease from the wallet's available credit, naming no hold.
         expect(charges.map((entry) => [entry.amount, entry.uncollected])).toEqual([
           [50 / 1e6, 0],
-          [0, 50 / 1e6],
+          [50 / 1e6, 0],
           [50 / 1e6, 0],
         ])
-        expect(charges[2]?.hold_id).toBe(leases[1] ?? '')
+        expect(charges.map((entry) => entry.hold_id)).toEqual([leases[0] ?? '', null, leases[1] ?? ''])
         const wallet = (await fresh.admin('GET', `/accounts/${accountId}`)).json.wallet
-        expect(wallet).toEqual({ balance: 100 - (2 * 50) / 1e6, held: 0, available: 100 - (2 * 50) / 1e6 })
+        expect(wallet).toEqual({ balance: 100 - (3 * 50) / 1e6, held: 0, available: 100 - (3 * 50) / 1e6 })
         await expectBooksBalance(database.db)
       } finally {
         fresh.services.close()

@@ -1,0 +1,1 @@
+ALTER TABLE "wallets" ADD COLUMN "leases_recalled_at" timestamp with time zone;

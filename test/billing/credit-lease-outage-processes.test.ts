@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { sql } from 'drizzle-orm'
+import { testDatabases, type FreshDatabase } from '../support/databases'
+import { ADMIN_TOKEN, bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
+import { expectBooksBalance } from '../support/ledger-checks'
+import { mockCatalogEnv } from '../support/mock-catalog'
+import { startGatewayProcess, type GatewayProcess } from '../support/process'
+import { TcpProxy } from '../support/tcp-proxy'
+import { MockUpstream } from '../upstream/mock-upstream'
+
+// 10 input and 20 output tokens of test/cheap cost 50 micro-credits.
+const chat = { model: 'test/cheap', messages: [{ role: 'user', content: 'Say hi.' }], max_tokens: 100 }
+const PRICE_MICROS = 50
+
+const postgres = testDatabases.find((candidate) => candidate.kind === 'postgres')
+
+/**
+ * The outage of docs/billing.md#credit-lease as operators meet it: two gateway processes with
+ * leases on Postgres, whose connections go through a relay that is cut for longer than the hold
+ * TTL while calls go on; their sweepers run on their own timers.
+ */
+describe.skipIf(!postgres)('credit lease: two processes through an outage longer than the hold TTL', () => {
+  const upstream = new MockUpstream()
+  let database: FreshDatabase
+  let proxy: TcpProxy
+  let admin: TestGateway
+
+  beforeAll(async () => {
+    upstream.start()
+    database = await (postgres as NonNullable<typeof postgres>).open()
+    const target = new URL(database.url ?? '')
+    proxy = new TcpProxy(target.hostname, Number(target.port || 5432)).start()
+    admin = startGateway(database, { config: testConfig() })
+  })
+  afterAll(async () => {
+    admin.services.close()
+    proxy.stop()
+    upstream.stop()
+    await database.close()
+  }, 30_000)
+
+  test('every call answered 200 is charged its full price after recovery, nothing uncollected, books exact', async () => {
+    upstream.always({ usage: { prompt_tokens: 10, completion_tokens: 20 } })
+    const env = {
+      ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl),
+      DATABASE_URL: proxy.urlFor(database.url ?? ''),
+      TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN,
+      TOLLGATE_CREDIT_LEASE: '1',
+      TOLLGATE_HOLD_TTL_SECONDS: '2',
+      TOLLGATE_WORKERS: '1',
+    }
+    const processes: GatewayProcess[] = await Promise.all([startGatewayProcess(env), startGatewayProcess(env)])
+    const { key, accountId } = await admin.key()
+    const send = (gateway: GatewayProcess | undefined) =>
+      fetch(`${gateway?.url}v1/chat/completions`, {
+        method: 'POST',
+        headers: { ...bearer(key), 'content-type': 'application/json' },
+        body: JSON.stringify(chat),
+        signal: AbortSignal.timeout(20_000),
+      })
+        .then(async (response) => {
+          await response.text()
+          return response.status
+        })
+        .catch(() => 0)
+    const statuses: number[] = []
+    let cut = false
+    try {
+      // Each process takes its lease.
+      for (const gateway of processes) statuses.push(await send(gateway))
+      expect(statuses).toEqual([200, 200])
+      proxy.cut()
+      cut = true
+      const outageEnds = Date.now() + 5_000
+      const during: Promise<number>[] = []
+      for (let index = 0; Date.now() < outageEnds; index++) {
+        during.push(send(processes[index % 2]))
+        await Bun.sleep(25)
+      }
+      statuses.push(...(await Promise.all(during)))
+      proxy.restore()
+      cut = false
+      expect(statuses.slice(2).filter((status) => status === 200).length).toBeGreaterThan(0)
+
+      // Every answered call's charge lands once the database is back.
+      const answered = statuses.filter((status) => status === 200).length
+      for (let waited = 0; waited < 40 && (await chargeCount(database, accountId)) < answered; waited++) await Bun.sleep(500)
+    } finally {
+      try {
+        if (cut) proxy.restore()
+      } finally {
+        await Promise.all(processes.map((gateway) => gateway.stop()))
+      }
+    }
+    const answered = statuses.filter((status) => status === 200).length
+    const charges = await charged(database, accountId)
+    expect(charges.length).toBe(answered)
+    expect(charges.filter((charge) => charge.amount !== PRICE_MICROS || charge.uncollected !== 0)).toEqual([])
+    const wallet = (await admin.admin('GET', `/accounts/${accountId}`)).json.wallet
+    expect(wallet).toEqual({ balance: 100 - (answered * PRICE_MICROS) / 1e6, held: 0, available: 100 - (answered * PRICE_MICROS) / 1e6 })
+    await expectBooksBalance(database.db)
+  }, 90_000)
+})
+
+async function charged(database: FreshDatabase, accountId: string): Promise<{ amount: number; uncollected: number }[]> {
+  const result = await database.db.execute(
+    sql`select amount::text as amount, uncollected::text as uncollected from ledger_entries where account_id = ${accountId} and kind = 'charge'`,
+  )
+  const rows = (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as { amount: string; uncollected: string }[]
+  return rows.map((row) => ({ amount: Number(row.amount), uncollected: Number(row.uncollected) }))
+}
+
+async function chargeCount(database: FreshDatabase, accountId: string): Promise<number> {
+  return (await charged(database, accountId)).length
+}
