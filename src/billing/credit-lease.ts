@@ -68,7 +68,7 @@ const RECALL_RETRY_PAUSES_MS = [50, 100, 200, 400, 400, 350]
  *
  * A lease is drawn from only until the expiry its last renewal confirmed: past that, a sweep
  * elsewhere may have expired it. A charge that lands after its lease was expired is taken from
- * the wallet's available credit instead (lapsed-lease-charges.ts).
+ * the wallet's available credit instead (lapsed-charges.ts).
  *
  * A crash loses the charges answered and not yet written (at most the lease), besides the calls
  * in flight that are never charged in any case; the unused rest of each lease comes back to its

@@ -7,10 +7,10 @@ import { newId } from '../util/ids'
 import { retryingDeadlocks } from '../db/rows'
 import { Batcher } from './batcher'
 import type { CreditLeases } from './credit-lease'
-import { chargeLapsedLeaseCallsAtomically } from './lapsed-lease-charges'
+import { chargeLapsedCallsAtomically, type LapsedCharge } from './lapsed-charges'
 import { chargeLeasesAtomically } from './lease-statements'
 import { MAX_HOLD_MICROS } from './money'
-import { chargedAlready, closeHoldsAtomically, recordLapsedChargesAtomically, takeHoldsAtomically } from './hold-statements'
+import { chargedAlready, closeHoldsAtomically, takeHoldsAtomically } from './hold-statements'
 import { monthKey } from './hold-rows'
 import { asError, takeLockedIsolated } from './locked-takes'
 import type { Payer } from './payer'
@@ -44,7 +44,10 @@ export interface ClosedHold {
   charged: bigint
   /** Cost beyond the hold, recorded and not taken. */
   uncollected: bigint
-  /** The hold had expired before its closing landed: nothing was taken, the cost is recorded uncollected. */
+  /**
+   * A sweep had expired the hold (or its lease) before the closing landed: `charged` came from the
+   * payer's available credit instead, and what that could not cover is `uncollected`.
+   */
   lapsed?: boolean
 }
 
@@ -302,73 +305,70 @@ export class HoldBook {
   private async closeBatch(items: Closing[]): Promise<(ClosedHold | Error)[]> {
     const now = new Date(this.options.now())
     const closedIds = await retryingDeadlocks(() => closeHoldsAtomically(this.database, items, now, monthKey(now)))
-    // A hold a sweep already expired gave its money back: the cost is recorded, uncollected.
-    // The closings above are committed: a failure here must not fail them (the batcher would write them again).
-    const missing = items.filter((item) => !closedIds.has(item.hold.id) && item.cost > 0n)
-    const landedBefore = await this.landedBefore(missing, (item) => item.hold.id)
-    for (const item of missing) if (landedBefore.has(item.hold.requestId)) closedIds.add(item.hold.id)
-    const lapsed = missing.filter((item) => !landedBefore.has(item.hold.requestId))
-    if (lapsed.length > 0) {
-      await recordLapsedChargesAtomically(this.database, lapsed, now).catch((error: unknown) =>
-        logEvent('warn', 'could not record the uncollected cost of expired holds', { holds: lapsed.length, error: describeDatabaseError(error) }),
-      )
-    }
-    return items.map((item): ClosedHold => (closedIds.has(item.hold.id) ? closedLocally(item) : { charged: 0n, uncollected: item.cost, lapsed: true }))
+    const landedBefore = await this.landedBefore(items.filter((item) => !closedIds.has(item.hold.id)))
+    return this.chargeLapsed(items, (item) => closedIds.has(item.hold.id) || landedBefore.has(item.hold.requestId), now)
   }
 
-  /**
-   * Charges calls drawn from leases; a call whose lease had expired meanwhile is charged from the
-   * wallet's available credit instead, and only what that cannot cover is recorded uncollected.
-   */
+  /** Charges calls drawn from leases; a call whose lease had expired meanwhile is charged as a lapsed hold. */
   private async chargeLeaseBatch(items: Closing[]): Promise<(ClosedHold | Error)[]> {
     const now = new Date(this.options.now())
     const leaseOf = (item: Closing) => this.options.leases?.leaseOf(item.hold) ?? ''
-    const charges = items.map((item) => ({
-      leaseId: leaseOf(item),
-      payer: item.hold.payer,
-      requestId: item.hold.requestId,
-      cost: item.cost,
-      charged: closedLocally(item).charged,
-      usage: item.usage,
-      model: item.model,
-      provider: item.provider,
-    }))
+    const charges = items.map((item) => ({ ...chargeOf(item), leaseId: leaseOf(item) }))
     const charged = await retryingDeadlocks(() => chargeLeasesAtomically(this.database, charges, now, monthKey(now)))
-    // A charge found missing may have landed in an earlier attempt whose answer was lost: it is
-    // not written again. The rest had their lease expired meanwhile (below).
-    const missing = items.filter((item) => !charged.has(leaseOf(item)))
-    const landedBefore = await this.landedBefore(missing)
-    const lapsed = charges.filter((charge) => !charged.has(charge.leaseId) && !landedBefore.has(charge.requestId))
-    if (lapsed.length === 0) return items.map(closedLocally)
-    // The charges above are committed: a failure here fails only the lapsed calls, whose retry
-    // finds their lease gone again and comes back here (the batcher would write the others twice).
-    let collected: bigint[]
-    try {
-      collected = await retryingDeadlocks(() => chargeLapsedLeaseCallsAtomically(this.database, lapsed, now, monthKey(now)))
-    } catch (error) {
-      return items.map((item, index) => (charged.has(charges[index]?.leaseId ?? '') ? closedLocally(item) : asError(error)))
+    const landedBefore = await this.landedBefore(items.filter((item) => !charged.has(leaseOf(item))))
+    return this.chargeLapsed(items, (item) => charged.has(leaseOf(item)) || landedBefore.has(item.hold.requestId), now)
+  }
+
+  /**
+   * The outcome of a batch whose `landed` closings are committed. The others found their hold
+   * (or lease) expired by a sweep, which gave its amount back: they are charged from the payer's
+   * available credit now, and only what that cannot cover is uncollected
+   * (docs/billing.md#database-outages). A failure here fails only those, whose retry finds their
+   * hold gone again and comes back here (the batcher would write the landed ones twice).
+   */
+  private async chargeLapsed(items: Closing[], landed: (item: Closing) => boolean, now: Date): Promise<(ClosedHold | Error)[]> {
+    const lapsed = items.filter((item) => !landed(item) && item.cost > 0n)
+    let collected: bigint[] = []
+    if (lapsed.length > 0) {
+      try {
+        collected = await retryingDeadlocks(() => chargeLapsedCallsAtomically(this.database, lapsed.map(chargeOf), now, monthKey(now)))
+      } catch (error) {
+        return items.map((item) => (landed(item) ? closedLocally(item) : asError(error)))
+      }
+      logEvent('warn', 'charges of expired holds taken from their payers', { calls: lapsed.length })
     }
-    logEvent('warn', 'charges of expired credit leases taken from their wallets', { calls: lapsed.length })
-    const taken = new Map(lapsed.map((charge, index) => [charge, collected[index] ?? 0n]))
-    return items.map((item, index): ClosedHold => {
-      const charge = charges[index]
-      const late = charge === undefined ? undefined : taken.get(charge)
-      if (late === undefined) return closedLocally(item)
+    const taken = new Map(lapsed.map((item, index) => [item, collected[index] ?? 0n]))
+    return items.map((item): ClosedHold => {
+      if (landed(item)) return closedLocally(item)
+      const late = taken.get(item) ?? 0n
       return { charged: late, uncollected: item.cost - late, lapsed: true }
     })
   }
 
   /**
-   * Closings found missing whose charge is already on the ledger: an earlier attempt committed
-   * and its answer was lost (docs/billing.md#database-outages). By request id. A failure here
-   * fails the attempt; on the retry, the closings this one did commit are found the same way.
+   * Closings whose charge is already on the ledger: an earlier attempt committed and its answer
+   * was lost (docs/billing.md#database-outages). By request id. A failure here fails the
+   * attempt; on the retry, the closings this one did commit are found the same way.
    */
-  private async landedBefore(missing: Closing[], holdIdOf: (item: Closing) => string): Promise<Set<string>> {
+  private async landedBefore(missing: Closing[]): Promise<Set<string>> {
     if (missing.length === 0) return new Set()
     return chargedAlready(
       this.database,
-      missing.map((item) => ({ holdId: holdIdOf(item), requestId: item.hold.requestId })),
+      missing.map((item) => item.hold.requestId),
     )
+  }
+}
+
+/** What a closing charges: its cost, and that capped at its hold. */
+function chargeOf(item: Closing): LapsedCharge {
+  return {
+    payer: item.hold.payer,
+    requestId: item.hold.requestId,
+    cost: item.cost,
+    charged: closedLocally(item).charged,
+    usage: item.usage,
+    model: item.model,
+    provider: item.provider,
   }
 }
 

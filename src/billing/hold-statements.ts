@@ -152,51 +152,15 @@ function closeStatement(input: string, now: Date, month: string): SQL {
 }
 
 /**
- * Records the cost of closings whose hold a sweep had already expired: a charge entry of 0 with
- * the whole cost uncollected, and its usage rollup, in one statement.
- */
-export async function recordLapsedChargesAtomically(database: Pick<DatabaseHandle, 'rows'>, items: ClosingInput[], now: Date): Promise<void> {
-  const input = JSON.stringify(
-    items.map(({ hold, cost, usage, model, provider }) => ({
-      wallet_id: hold.payer.walletId,
-      payer_type: hold.payer.type,
-      account_id: hold.payer.accountId,
-      key_id: hold.payer.keyId,
-      user_sub: hold.payer.userSub,
-      env: hold.payer.env,
-      request_id: hold.requestId,
-      hold_id: hold.id,
-      model,
-      provider,
-      usage,
-      cost: cost.toString(),
-    })),
-  )
-  await database.rows(sql`
-    with input as (
-      select * from jsonb_to_recordset(${input}::text::jsonb) as i(wallet_id text, payer_type text, account_id text, key_id text, user_sub text, env text,
-        request_id text, hold_id text, model text, provider text, usage jsonb, cost bigint)
-    ),
-    entries as (
-      insert into ledger_entries (kind, amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, hold_id, model, route, usage, uncollected, created_at)
-      select 'charge', 0, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, hold_id, model, provider, usage, cost, ${timeParam(now)}
-      from input
-    ),
-    rollup as (${upsertRollup({ source: 'input', hour: rollupHour(now), charged: '0', uncollected: 'cost' })}
-    )
-    select 1 as done`)
-}
-
-/**
  * Which of these closings already have their charge entry: an earlier attempt committed, and
  * its answer was lost (a connection dropped, or a statement past its deadline, after the
  * commit). Such a closing landed; it is not a lapsed hold. Returns their request ids.
  */
-export async function chargedAlready(database: Pick<DatabaseHandle, 'rows'>, closings: { holdId: string; requestId: string }[]): Promise<Set<string>> {
-  const input = JSON.stringify(closings.map(({ holdId, requestId }) => ({ hold_id: holdId, request_id: requestId })))
+export async function chargedAlready(database: Pick<DatabaseHandle, 'rows'>, requestIds: string[]): Promise<Set<string>> {
+  // By request id alone: a call has one charge entry, naming its hold, its lease, or (charged
+  // after its hold lapsed) none.
   const rows = await database.rows<{ request_id: string }>(sql`
-    select distinct l.request_id from ledger_entries l
-    join jsonb_to_recordset(${input}::text::jsonb) as i(hold_id text, request_id text) on l.request_id = i.request_id and l.hold_id = i.hold_id
-    where l.kind = 'charge'`)
+    select distinct request_id from ledger_entries
+    where kind = 'charge' and request_id in (select jsonb_array_elements_text(${JSON.stringify(requestIds)}::text::jsonb))`)
   return new Set(rows.map((row) => row.request_id))
 }

@@ -84,7 +84,7 @@ export interface LeasedCharge {
  * the keys' month totals and the usage rollup follow, and each call gets its `charge` entry,
  * naming the lease as its hold. A lease that is gone (expired by a sweep after its instance
  * could not renew it for the hold TTL) is left out and moves no money: its calls are charged by
- * chargeLapsedLeaseCallsAtomically instead. Returns the leases charged.
+ * chargeLapsedCallsAtomically (lapsed-charges.ts) instead. Returns the leases charged.
  */
 export async function chargeLeasesAtomically(database: Pick<DatabaseHandle, 'rows'>, items: LeasedCharge[], now: Date, month: string): Promise<Set<string>> {
   const input = JSON.stringify(

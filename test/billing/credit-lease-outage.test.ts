@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, spyOn, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
-import { chargeLapsedLeaseCallsAtomically } from '../../src/billing/lapsed-lease-charges'
+import { chargeLapsedCallsAtomically } from '../../src/billing/lapsed-charges'
 import type { Payer } from '../../src/billing/payer'
 import { testDatabases, type FreshDatabase } from '../support/databases'
 import { bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
@@ -185,12 +185,7 @@ for (const kind of testDatabases) {
         provider: 'a',
       })
       const now = new Date()
-      const collected = await chargeLapsedLeaseCallsAtomically(
-        database,
-        [lapsed('req_1'), lapsed('req_2'), lapsed('req_3')],
-        now,
-        now.toISOString().slice(0, 7),
-      )
+      const collected = await chargeLapsedCallsAtomically(database, [lapsed('req_1'), lapsed('req_2'), lapsed('req_3')], now, now.toISOString().slice(0, 7))
       expect(collected).toEqual([50n, 50n, 20n])
       const charges = await chargesOf(database, accountId)
       expect(charges).toEqual([

@@ -80,16 +80,26 @@ for (const kind of testDatabases) {
       await expectBooksBalance(suite.database.db)
     })
 
-    test('the cost of a hold a sweep already expired is in the rollup as uncollected', async () => {
+    test('a hold a sweep already expired is still charged, from the available credit, and in the rollup', async () => {
       const hold = await holdFor('test/cheap')
       expect(await expireHoldsPage(suite.database, { now: new Date(), everyOpenHold: true, pageSize: 100 })).toBeGreaterThanOrEqual(1)
+      const balance = async () =>
+        (await queryRows<{ balance: string }>(suite.database.db, sql`select balance::text from wallets where id = ${hold.payer.walletId}`))[0]?.balance
+      const before = BigInt((await balance()) ?? '0')
       const closed = await suite.harness.services.holds.settle(hold, 777n, { input_tokens: 3, output_tokens: 2 })
-      expect(closed).toEqual({ charged: 0n, uncollected: 777n, lapsed: true })
+      expect(closed).toEqual({ charged: 777n, uncollected: 0n, lapsed: true })
+      expect(BigInt((await balance()) ?? '0')).toBe(before - 777n)
+      const charges = await queryRows<{ amount: string; hold_id: string | null }>(
+        suite.database.db,
+        sql`select amount::text, hold_id from ledger_entries where request_id = ${hold.requestId} and kind = 'charge'`,
+      )
+      // Naming no hold: the expired hold's own entries (hold, expire) already balance.
+      expect(charges).toEqual([{ amount: '777', hold_id: null }])
       const [rollup] = await queryRows<{ requests: string; output_tokens: string; cost: string; uncollected: string }>(
         suite.database.db,
         sql`select requests::text, output_tokens::text, cost::text, uncollected::text from usage_rollups where key_id = ${hold.payer.keyId}`,
       )
-      expect(rollup).toEqual({ requests: '1', output_tokens: '2', cost: '0', uncollected: '777' })
+      expect(rollup).toEqual({ requests: '1', output_tokens: '2', cost: '777', uncollected: '0' })
       await expectBooksBalance(suite.database.db)
     })
 

@@ -3,21 +3,20 @@ import type { DatabaseHandle } from '../db/client'
 import type { LeasedCharge } from './lease-statements'
 import { rollupHour, upsertRollup } from './usage-rollup'
 
+/** A call to charge after its hold lapsed: what a lease's charge carries, less the lease. */
+export type LapsedCharge = Omit<LeasedCharge, 'leaseId'>
+
 /**
- * Charges calls whose lease was gone when their charge landed (docs/billing.md#credit-lease): a
- * sweep expired it while its instance could not reach the database, and gave its unused rest
- * back to the wallet. Each call is charged what it would have taken from the lease, now from the
- * wallet's available credit (balance minus held), in the order given; what that credit cannot
- * cover is recorded as `uncollected`, so no wallet goes below what it holds. A `charge` entry
- * each, naming no hold (the lease's own entries already balance), the keys' month totals and
- * the usage rollup follow in the same statement. Returns what each call was charged, in order.
+ * Charges calls whose hold was gone when their charge landed (docs/billing.md#database-outages):
+ * a sweep expired the hold, or the credit lease it was drawn from, while its instance could not
+ * reach the database, and gave the amount back to the payer. Each call is charged what it would
+ * have taken from its hold, now from the payer's available credit (balance minus held), in the
+ * order given; what that credit cannot cover is recorded as `uncollected`, so no payer goes
+ * below what it holds. A `charge` entry each, naming no hold (the hold's own entries already
+ * balance: hold, then expire), the keys' month totals and the usage rollup follow in the same
+ * statement. Returns what each call was charged, in order.
  */
-export async function chargeLapsedLeaseCallsAtomically(
-  database: Pick<DatabaseHandle, 'rows'>,
-  items: LeasedCharge[],
-  now: Date,
-  month: string,
-): Promise<bigint[]> {
+export async function chargeLapsedCallsAtomically(database: Pick<DatabaseHandle, 'rows'>, items: LapsedCharge[], now: Date, month: string): Promise<bigint[]> {
   const input = JSON.stringify(
     items.map((item, position) => ({
       seq: position,
