@@ -1,5 +1,5 @@
 import type { DatabaseHandle } from '../db/client'
-import { describeDatabaseError } from '../db/errors'
+import { describeDatabaseError, isTransientDatabaseError } from '../db/errors'
 import { retryingDeadlocks } from '../db/rows'
 import { InsufficientBalanceError } from '../errors/kinds'
 import { logEvent } from '../observability/log'
@@ -345,7 +345,9 @@ export class CreditLeases {
         }),
       )
     } catch (error) {
-      // The statement's outcome is unknown: a lease it may have taken expires by the sweep.
+      // The statement's outcome is unknown: a lease it may have taken expires by the sweep. An
+      // outage fails the call now (503): an exact hold would only wait out a second deadline.
+      if (isTransientDatabaseError(error)) throw error
       logEvent('warn', 'could not take a credit lease; holding exactly', { error: describeDatabaseError(error) })
       return undefined
     }
