@@ -39,73 +39,77 @@ describe.skipIf(!postgres)('credit lease: two processes through an outage longer
     await database.close()
   }, 30_000)
 
-  test.each(['cut', 'blackhole'] as const)('%s: every call is answered within 5 s; each answered 200 is charged its full price after recovery, books exact', async (outage) => {
-    upstream.always({ usage: { prompt_tokens: 10, completion_tokens: 20 } })
-    const env = {
-      ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl),
-      DATABASE_URL: proxy.urlFor(database.url ?? ''),
-      TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN,
-      TOLLGATE_CREDIT_LEASE: '1',
-      TOLLGATE_HOLD_TTL_SECONDS: '2',
-      TOLLGATE_WORKERS: '1',
-    }
-    const processes: GatewayProcess[] = await Promise.all([startGatewayProcess(env), startGatewayProcess(env)])
-    const { key, accountId } = await admin.key()
-    let slowest = 0
-    const send = (gateway: GatewayProcess | undefined, started = performance.now()) =>
-      fetch(`${gateway?.url}v1/chat/completions`, {
-        method: 'POST',
-        headers: { ...bearer(key), 'content-type': 'application/json' },
-        body: JSON.stringify(chat),
-        signal: AbortSignal.timeout(20_000),
-      })
-        .then(async (response) => {
-          await response.text()
-          slowest = Math.max(slowest, performance.now() - started)
-          return response.status
+  test.each(['cut', 'blackhole'] as const)(
+    '%s: every call is answered within 5 s; each answered 200 is charged its full price after recovery, books exact',
+    async (outage) => {
+      upstream.always({ usage: { prompt_tokens: 10, completion_tokens: 20 } })
+      const env = {
+        ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl),
+        DATABASE_URL: proxy.urlFor(database.url ?? ''),
+        TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN,
+        TOLLGATE_CREDIT_LEASE: '1',
+        TOLLGATE_HOLD_TTL_SECONDS: '2',
+        TOLLGATE_WORKERS: '1',
+      }
+      const processes: GatewayProcess[] = await Promise.all([startGatewayProcess(env), startGatewayProcess(env)])
+      const { key, accountId } = await admin.key()
+      let slowest = 0
+      const send = (gateway: GatewayProcess | undefined, started = performance.now()) =>
+        fetch(`${gateway?.url}v1/chat/completions`, {
+          method: 'POST',
+          headers: { ...bearer(key), 'content-type': 'application/json' },
+          body: JSON.stringify(chat),
+          signal: AbortSignal.timeout(20_000),
         })
-        .catch(() => 0)
-    const statuses: number[] = []
-    let cut = false
-    try {
-      // Each process takes its lease.
-      for (const gateway of processes) statuses.push(await send(gateway))
-      expect(statuses).toEqual([200, 200])
-      if (outage === 'cut') proxy.cut()
-      else proxy.blackhole()
-      cut = true
-      slowest = 0
-      const outageEnds = Date.now() + 5_000
-      const during: Promise<number>[] = []
-      for (let index = 0; Date.now() < outageEnds; index++) {
-        during.push(send(processes[index % 2]))
-        await Bun.sleep(25)
-      }
-      statuses.push(...(await Promise.all(during)))
-      proxy.restore()
-      cut = false
-      expect(statuses.slice(2).filter((status) => status === 200).length).toBeGreaterThan(0)
-      expect(statuses.slice(2).filter((status) => status !== 200 && status !== 503)).toEqual([])
-      expect(slowest).toBeLessThan(5_000)
-
-      // Every answered call's charge lands once the database is back.
-      const answered = statuses.filter((status) => status === 200).length
-      for (let waited = 0; waited < 40 && (await chargeCount(database, accountId)) < answered; waited++) await Bun.sleep(500)
-    } finally {
+          .then(async (response) => {
+            await response.text()
+            slowest = Math.max(slowest, performance.now() - started)
+            return response.status
+          })
+          .catch(() => 0)
+      const statuses: number[] = []
+      let cut = false
       try {
-        if (cut) proxy.restore()
+        // Each process takes its lease.
+        for (const gateway of processes) statuses.push(await send(gateway))
+        expect(statuses).toEqual([200, 200])
+        if (outage === 'cut') proxy.cut()
+        else proxy.blackhole()
+        cut = true
+        slowest = 0
+        const outageEnds = Date.now() + 5_000
+        const during: Promise<number>[] = []
+        for (let index = 0; Date.now() < outageEnds; index++) {
+          during.push(send(processes[index % 2]))
+          await Bun.sleep(25)
+        }
+        statuses.push(...(await Promise.all(during)))
+        proxy.restore()
+        cut = false
+        expect(statuses.slice(2).filter((status) => status === 200).length).toBeGreaterThan(0)
+        expect(statuses.slice(2).filter((status) => status !== 200 && status !== 503)).toEqual([])
+        expect(slowest).toBeLessThan(5_000)
+
+        // Every answered call's charge lands once the database is back.
+        const answered = statuses.filter((status) => status === 200).length
+        for (let waited = 0; waited < 40 && (await chargeCount(database, accountId)) < answered; waited++) await Bun.sleep(500)
       } finally {
-        await Promise.all(processes.map((gateway) => gateway.stop()))
+        try {
+          if (cut) proxy.restore()
+        } finally {
+          await Promise.all(processes.map((gateway) => gateway.stop()))
+        }
       }
-    }
-    const answered = statuses.filter((status) => status === 200).length
-    const charges = await charged(database, accountId)
-    expect(charges.length).toBe(answered)
-    expect(charges.filter((charge) => charge.amount !== PRICE_MICROS || charge.uncollected !== 0)).toEqual([])
-    const wallet = (await admin.admin('GET', `/accounts/${accountId}`)).json.wallet
-    expect(wallet).toEqual({ balance: 100 - (answered * PRICE_MICROS) / 1e6, held: 0, available: 100 - (answered * PRICE_MICROS) / 1e6 })
-    await expectBooksBalance(database.db)
-  }, 90_000)
+      const answered = statuses.filter((status) => status === 200).length
+      const charges = await charged(database, accountId)
+      expect(charges.length).toBe(answered)
+      expect(charges.filter((charge) => charge.amount !== PRICE_MICROS || charge.uncollected !== 0)).toEqual([])
+      const wallet = (await admin.admin('GET', `/accounts/${accountId}`)).json.wallet
+      expect(wallet).toEqual({ balance: 100 - (answered * PRICE_MICROS) / 1e6, held: 0, available: 100 - (answered * PRICE_MICROS) / 1e6 })
+      await expectBooksBalance(database.db)
+    },
+    90_000,
+  )
 })
 
 async function charged(database: FreshDatabase, accountId: string): Promise<{ amount: number; uncollected: number }[]> {
