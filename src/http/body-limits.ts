@@ -1,4 +1,4 @@
-import { RequestTimeoutError, RequestTooLargeError } from '../errors/kinds'
+import { ClientClosedError, RequestTimeoutError, RequestTooLargeError } from '../errors/kinds'
 
 const MiB = 1024 * 1024
 
@@ -44,6 +44,11 @@ function tooLarge(limit: number): RequestTooLargeError {
 
 const TIMED_OUT = Symbol('timed out')
 
+/** A body read fails only when its connection closed early: the client left (499), no bug of ours. */
+function clientLeft(cause: unknown): never {
+  throw new ClientClosedError('The client closed the connection before its request body arrived.', { cause })
+}
+
 /**
  * The body's chunks as they arrive, refused with 413 as soon as it is known to be too large
  * (from Content-Length before anything is read, or while counting a body of unannounced
@@ -86,7 +91,7 @@ async function readWithin(
     timer = setTimeout(() => resolve(TIMED_OUT), waitMs)
   })
   try {
-    return await Promise.race([reader.read(), silence])
+    return await Promise.race([reader.read().catch(clientLeft), silence])
   } finally {
     clearTimeout(timer)
   }
@@ -133,7 +138,7 @@ async function readDeclared(request: Request, declared: number, timing: BodyTimi
     timer = setTimeout(() => resolve(TIMED_OUT), timing.graceMs + (declared / timing.minimumBytesPerSecond) * 1000)
   })
   try {
-    const bytes = await Promise.race([request.bytes(), late])
+    const bytes = await Promise.race([request.bytes().catch(clientLeft), late])
     if (bytes === TIMED_OUT) throw new RequestTimeoutError('The request body arrived too slowly; send it at once.')
     return bytes
   } finally {
