@@ -18,7 +18,7 @@ import { knownSecrets } from './util/known-secrets'
 
 export interface ServiceOptions {
   config: Config
-  database: Pick<DatabaseHandle, 'db' | 'rows'>
+  database: Pick<DatabaseHandle, 'db' | 'rows' | 'reports'>
   /** The clock; tests move it. */
   now?: () => number
   userTokens?: UserTokenOptions
@@ -29,6 +29,8 @@ export interface Services {
   /** The configuration as last loaded: `reloadCatalog` replaces its catalogue part. */
   readonly config: Config
   db: Database
+  /** Admin reports and exports: connections of their own with a longer statement deadline (db/client.ts). */
+  reportsDb: Database
   now: () => number
   /**
    * The catalogue new requests see. Read it when a request starts using it, never keep it
@@ -81,6 +83,7 @@ export function createServices(options: ServiceOptions): Services {
       return current.config
     },
     db,
+    reportsDb: options.database.reports,
     now,
     get catalog() {
       return current.catalog

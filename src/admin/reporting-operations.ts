@@ -166,7 +166,7 @@ export const REPORTING_OPERATIONS: readonly AdminOperation[] = [
           })
         }
         const pages = keysetPages(
-          (beforeId) => listLedger(services.db, filter, { limit: EXPORT_PAGE_SIZE, beforeId }),
+          (beforeId) => listLedger(services.reportsDb, filter, { limit: EXPORT_PAGE_SIZE, beforeId }),
           EXPORT_PAGE_SIZE,
           (row) => row.id,
           start,
@@ -174,7 +174,7 @@ export const REPORTING_OPERATIONS: readonly AdminOperation[] = [
         return new AdminExport(format, 'ledger', LEDGER_FIELDS, viewsOf(pages))
       }
       const limit = query.limit ?? DEFAULT_PAGE_SIZE
-      const rows = await listLedger(services.db, filter, { limit: limit + 1, beforeId: start })
+      const rows = await listLedger(services.reportsDb, filter, { limit: limit + 1, beforeId: start })
       return pageOf(
         rows,
         limit,

@@ -92,7 +92,7 @@ export const USAGE_OPERATION = defineOperation({
     }
     const limit = query.limit ?? 100
     const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, fields.length)
-    const rows = await summarizeUsage(services.db, summary, { limit: limit + 1, after })
+    const rows = await summarizeUsage(services.reportsDb, summary, { limit: limit + 1, after })
     const page = rows.slice(0, limit)
     const last = page.at(-1)
     return {
@@ -115,7 +115,7 @@ function refuseUnknownParameters(query: object): void {
 async function* exportPages(services: Services, summary: UsageQuery): AsyncGenerator<Record<string, unknown>[]> {
   let after: UsagePosition | undefined
   for (;;) {
-    const rows = await summarizeUsage(services.db, summary, { limit: EXPORT_PAGE, after })
+    const rows = await summarizeUsage(services.reportsDb, summary, { limit: EXPORT_PAGE, after })
     if (rows.length > 0) yield rows.map((row) => summaryView(row, summary))
     const last = rows.at(-1)
     if (rows.length < EXPORT_PAGE || !last) return

@@ -22,6 +22,13 @@ export interface DatabaseHandle {
    * hot billing statements are parsed and planned once per connection instead of every time.
    */
   rows<Row>(query: SQL): Promise<Row[]>
+  /**
+   * For admin reports and exports (ledger pages, usage summaries), which may scan far more
+   * than a request's statements: on Postgres a small pool of their own whose statements may
+   * run up to REPORT_DEADLINE_MS, so a large report is neither cancelled at the request path's
+   * deadline nor holding the connections requests need. The embedded database: `db` itself.
+   */
+  reports: Database
   close(): Promise<void>
 }
 
@@ -47,6 +54,9 @@ export interface DatabaseOptions {
  */
 export const STATEMENT_DEADLINE_MS = 3_000
 
+/** How long one statement of an admin report may run (`reports`). */
+export const REPORT_DEADLINE_MS = 60_000
+
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   if (options.url) {
     const deadlineMs = options.statementDeadlineMs === undefined ? STATEMENT_DEADLINE_MS : options.statementDeadlineMs
@@ -57,6 +67,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
         db,
         kind: 'postgres',
         rows: <Row>(query: SQL) => queryRows<Row>(db, query),
+        reports: db,
         close: () => client.end({ timeout: 5 }),
       }
     }
@@ -64,15 +75,17 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     // One connection for the billing statements: they queue (pipelined) on one server process
     // instead of waiting on each other's row locks from several.
     const lane = new DeadlinedPostgres(options.url, 1, deadlineMs)
+    const reports = new DeadlinedPostgres(options.url, 2, Math.max(deadlineMs, REPORT_DEADLINE_MS))
     return {
       db: drizzlePostgres(client as unknown as Sql, { schema }) as unknown as Database,
+      reports: drizzlePostgres(reports as unknown as Sql, { schema }) as unknown as Database,
       kind: 'postgres',
       rows: async <Row>(query: SQL) => {
         const { sql, params } = dialect.sqlToQuery(query)
         return (await lane.unsafe(sql, params as never[], { prepare: true })) as unknown as Row[]
       },
       close: async () => {
-        await Promise.all([client.end(5), lane.end(5)])
+        await Promise.all([client.end(5), lane.end(5), reports.end(5)])
       },
     }
   }
@@ -82,6 +95,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     db,
     kind: 'pglite',
     rows: <Row>(query: SQL) => queryRows<Row>(db, query),
+    reports: db,
     close: () => client.close(),
   }
 }

@@ -74,7 +74,8 @@ export class DeadlinedPostgres {
     return postgres(this.url, {
       max: this.max,
       onnotice: () => {},
-      connect_timeout: Math.max(1, Math.ceil(this.deadlineMs / 1000)),
+      // A long deadline (admin reports) is for running statements, not for reaching the server.
+      connect_timeout: Math.max(1, Math.ceil(Math.min(this.deadlineMs, MAX_CONNECT_MS) / 1000)),
       // Seconds: 50 ms, doubling, at most 500 ms (the driver's own grows to 20 s).
       backoff: (retries: number) => Math.min(0.5, 0.025 * 2 ** retries),
       connection: { statement_timeout: Math.max(100, this.deadlineMs - SERVER_MARGIN_MS) },
@@ -92,6 +93,9 @@ export class DeadlinedPostgres {
     void expired.end({ timeout: 0 }).catch(() => {})
   }
 }
+
+/** The longest a connect may take, whatever the statements' deadline. */
+const MAX_CONNECT_MS = 3_000
 
 /** How much sooner than the client's deadline the server cancels a statement of its own. */
 const SERVER_MARGIN_MS = 500

@@ -68,6 +68,17 @@ describe('statements with a deadline (postgres)', () => {
     }
   })
 
+  test.skipIf(!postgres)('an admin report may run past the request path deadline, on connections of its own', async () => {
+    const { handle } = await open()
+    const slow = sql`select pg_sleep(${(DEADLINE_MS + 500) / 1000})`
+    const [report, request] = await Promise.all([outcome(() => handle.reports.execute(slow)), outcome(() => handle.db.execute(slow))])
+    expect(report.code).toBeUndefined()
+    expect(report.ms).toBeGreaterThanOrEqual(DEADLINE_MS)
+    expect(request.transient).toBe(true)
+    // The request pool's failure did not touch the reports' connections, nor theirs the request pool.
+    expect((await outcome(() => handle.db.execute(sql`select 1`))).code).toBeUndefined()
+  })
+
   test.skipIf(!postgres)('refused connects fail every waiting statement at once, and the first statement after is served at once', async () => {
     const { handle, proxy } = await open()
     await handle.rows(sql`select 1`)
