@@ -17,9 +17,21 @@ export abstract class GatewayError extends Error {
   readonly headers: Record<string, string>
 
   constructor(message: string, options: { param?: string | null; headers?: Record<string, string>; cause?: unknown } = {}) {
-    super(message, { cause: options.cause })
+    super(bounded(message, MAX_MESSAGE_LENGTH), { cause: options.cause })
     this.name = new.target.name
-    this.param = options.param ?? null
+    this.param = options.param == null ? null : bounded(options.param, MAX_PARAM_LENGTH)
     this.headers = options.headers ?? {}
   }
+}
+
+/**
+ * Messages and params often quote what the client sent (a model id, a field name): bounded, so a
+ * 5 MB model id costs the client a 404 of a few KB, never its own size back in every error body,
+ * log line and span. Upstream text is scrubbed of credentials before it gets here.
+ */
+const MAX_MESSAGE_LENGTH = 2_000
+const MAX_PARAM_LENGTH = 200
+
+function bounded(text: string, limit: number): string {
+  return text.length > limit ? `${text.slice(0, limit)}…` : text
 }
