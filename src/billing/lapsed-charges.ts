@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm'
 import type { DatabaseHandle } from '../db/client'
-import type { LeasedCharge } from './lease-statements'
+import { chargeColumns, type LeasedCharge } from './lease-statements'
 import { rollupHour, upsertRollup } from './usage-rollup'
 
 /** A call to charge after its hold lapsed: what a lease's charge carries, less the lease. */
@@ -17,23 +17,7 @@ export type LapsedCharge = Omit<LeasedCharge, 'leaseId'>
  * statement. Returns what each call was charged, in order.
  */
 export async function chargeLapsedCallsAtomically(database: Pick<DatabaseHandle, 'rows'>, items: LapsedCharge[], now: Date, month: string): Promise<bigint[]> {
-  const input = JSON.stringify(
-    items.map((item, position) => ({
-      seq: position,
-      wallet_id: item.payer.walletId,
-      payer_type: item.payer.type,
-      account_id: item.payer.accountId,
-      key_id: item.payer.keyId,
-      user_sub: item.payer.userSub,
-      env: item.payer.env,
-      request_id: item.requestId,
-      cost: item.cost.toString(),
-      charged: item.charged.toString(),
-      usage: item.usage,
-      model: item.model,
-      provider: item.provider,
-    })),
-  )
+  const input = JSON.stringify(items.map((item, position) => ({ seq: position, ...chargeColumns(item) })))
   const rows = await database.rows<{ seq: number; collected: string }>(sql`
     with input as (
       select * from jsonb_to_recordset(${input}::text::jsonb) as i(seq int, wallet_id text, payer_type text, account_id text, key_id text,

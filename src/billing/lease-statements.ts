@@ -78,6 +78,24 @@ export interface LeasedCharge {
   provider: string
 }
 
+/** A charge's columns as the billing statements read them from their JSON input. */
+export function chargeColumns(item: Omit<LeasedCharge, 'leaseId'>) {
+  return {
+    wallet_id: item.payer.walletId,
+    payer_type: item.payer.type,
+    account_id: item.payer.accountId,
+    key_id: item.payer.keyId,
+    user_sub: item.payer.userSub,
+    env: item.payer.env,
+    request_id: item.requestId,
+    cost: item.cost.toString(),
+    charged: item.charged.toString(),
+    usage: item.usage,
+    model: item.model,
+    provider: item.provider,
+  }
+}
+
 /**
  * Charges calls drawn from leases: each lease's amount, its wallet's balance and `held` go down
  * by the sum charged (so the wallet's available credit does not move: the lease had it held),
@@ -87,23 +105,7 @@ export interface LeasedCharge {
  * chargeLapsedCallsAtomically (lapsed-charges.ts) instead. Returns the leases charged.
  */
 export async function chargeLeasesAtomically(database: Pick<DatabaseHandle, 'rows'>, items: LeasedCharge[], now: Date, month: string): Promise<Set<string>> {
-  const input = JSON.stringify(
-    items.map((item) => ({
-      lease_id: item.leaseId,
-      wallet_id: item.payer.walletId,
-      payer_type: item.payer.type,
-      account_id: item.payer.accountId,
-      key_id: item.payer.keyId,
-      user_sub: item.payer.userSub,
-      env: item.payer.env,
-      request_id: item.requestId,
-      cost: item.cost.toString(),
-      charged: item.charged.toString(),
-      usage: item.usage,
-      model: item.model,
-      provider: item.provider,
-    })),
-  )
+  const input = JSON.stringify(items.map((item) => ({ lease_id: item.leaseId, ...chargeColumns(item) })))
   const rows = await database.rows<{ id: string }>(sql`
     with input as (
       select * from jsonb_to_recordset(${input}::text::jsonb) as i(lease_id text, wallet_id text, payer_type text, account_id text, key_id text,

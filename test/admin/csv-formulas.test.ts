@@ -1,36 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { testDatabases, type FreshDatabase } from '../support/databases'
+import { parseCsv } from '../support/csv'
 import { startGateway, type TestGateway } from '../support/gateway'
-
-/** RFC 4180 records: quoted fields may hold commas, doubled quotes and line breaks. */
-function parseCsv(text: string): string[][] {
-  const records: string[][] = []
-  let record: string[] = []
-  let field = ''
-  let quoted = false
-  for (let index = 0; index < text.length; index++) {
-    const char = text[index]
-    if (quoted) {
-      if (char === '"' && text[index + 1] === '"') {
-        field += '"'
-        index++
-      } else if (char === '"') quoted = false
-      else field += char
-    } else if (char === '"') quoted = true
-    else if (char === ',') {
-      record.push(field)
-      field = ''
-    } else if (char === '\r' && text[index + 1] === '\n') {
-      record.push(field)
-      records.push(record)
-      record = []
-      field = ''
-      index++
-    } else field += char
-  }
-  return records
-}
 
 /** The CSV's records as objects keyed by its header. */
 function csvRows(text: string): Record<string, string>[] {

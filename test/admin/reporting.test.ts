@@ -3,6 +3,7 @@ import { eq } from 'drizzle-orm'
 import { accounts, ledgerEntries, wallets, type LedgerKind } from '../../src/db/schema'
 import { testDatabases, type FreshDatabase } from '../support/databases'
 import { expectError } from '../support/envelopes'
+import { parseCsv } from '../support/csv'
 import { bearer, startGateway, type Reply, type TestGateway } from '../support/gateway'
 
 /** Every row of a list, page by page, running `between` after each page. */
@@ -21,37 +22,6 @@ async function walk(harness: TestGateway, path: string, limit: number, between: 
     await between()
   } while (cursor !== null)
   return { rows, pages }
-}
-
-/** RFC 4180 records: quoted fields may hold commas, doubled quotes and line breaks. */
-function parseCsv(text: string): string[][] {
-  const records: string[][] = []
-  let record: string[] = []
-  let field = ''
-  let quoted = false
-  for (let index = 0; index < text.length; index++) {
-    const char = text[index]
-    if (quoted) {
-      if (char === '"' && text[index + 1] === '"') {
-        field += '"'
-        index++
-      } else if (char === '"') quoted = false
-      else field += char
-    } else if (char === '"') quoted = true
-    else if (char === ',') {
-      record.push(field)
-      field = ''
-    } else if (char === '\r' && text[index + 1] === '\n') {
-      record.push(field)
-      records.push(record)
-      record = []
-      field = ''
-      index++
-    } else field += char
-  }
-  expect(field).toBe('')
-  expect(record).toEqual([])
-  return records
 }
 
 /** An entry's fields as CSV writes them: text as it is, amounts with six decimals, objects as JSON, null empty. */
