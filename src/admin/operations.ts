@@ -13,6 +13,10 @@ import { accountView, amountToMicros, keyView, parseTimestamp, walletView } from
 
 const Id = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
 const Amount = Type.Number({ description: 'Credits, up to 6 decimals; negative for an adjustment down.' })
+/** OpenID Connect bounds a subject at 255 characters; ids and issuers are far shorter than these. */
+const Issuer = Type.String({ minLength: 1, maxLength: 500 })
+const Subject = Type.String({ minLength: 1, maxLength: 255 })
+const AccountId = Type.String({ minLength: 1, maxLength: 100 })
 const IdempotencyKey = Type.String({ minLength: 1, maxLength: 200, description: 'The same key twice applies once.' })
 
 async function requireAccount(services: Services, id: string, param?: string) {
@@ -85,7 +89,7 @@ export const ADMIN_OPERATIONS: readonly AdminOperation[] = [
     path: '/keys',
     summary: 'Create an API key; the answer is the only place the full key ever appears',
     body: Type.Object({
-      account_id: Type.String({ minLength: 1 }),
+      account_id: AccountId,
       env: Type.Union([Type.Literal('prod'), Type.Literal('dev')]),
       name: Type.Optional(Type.String({ maxLength: 200 })),
       scopes: Type.Optional(KeyFields.scopes),
@@ -152,8 +156,8 @@ export const ADMIN_OPERATIONS: readonly AdminOperation[] = [
     path: '/users/credits',
     summary: "Add credits to a user's allotment (the user is created when new)",
     body: Type.Object({
-      iss: Type.String({ minLength: 1 }),
-      sub: Type.String({ minLength: 1 }),
+      iss: Issuer,
+      sub: Subject,
       amount: Amount,
       idempotency_key: Type.Optional(IdempotencyKey),
     }),
@@ -167,7 +171,7 @@ export const ADMIN_OPERATIONS: readonly AdminOperation[] = [
     method: 'GET',
     path: '/users/allotment',
     summary: "A user's allotment",
-    query: Type.Object({ iss: Type.String({ minLength: 1 }), sub: Type.String({ minLength: 1 }) }),
+    query: Type.Object({ iss: Issuer, sub: Subject }),
     run: async (services, { query }) => {
       const user = await services.users.find(query.iss, query.sub)
       const wallet = user ? await findWallet(services.db, 'user_allotment', user.id) : undefined
@@ -181,9 +185,9 @@ export const ADMIN_OPERATIONS: readonly AdminOperation[] = [
     path: '/custom-models',
     summary: "Create an account's custom model custom/<name> on a base chat model",
     body: Type.Object({
-      account_id: Type.String({ minLength: 1 }),
+      account_id: AccountId,
       name: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$' }),
-      base_model: Type.String({ minLength: 1 }),
+      base_model: Type.String({ minLength: 1, maxLength: 200 }),
       system: Type.Optional(Type.String()),
       defaults: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     }),

@@ -128,6 +128,8 @@ function checkClaims(payload: JWTPayload, oidc: OidcConfig, nowSeconds: number):
   if (payload.exp + CLOCK_TOLERANCE_SECONDS <= nowSeconds) throw new InvalidTokenError('The user token has expired.')
   if (payload.iss !== oidc.issuer) throw new InvalidTokenError("The user token's iss claim is not accepted.")
   if (typeof payload.sub !== 'string' || payload.sub === '') throw new InvalidTokenError('The user token has no subject.')
+  // OpenID Connect bounds a subject at 255 characters: a longer one is no identity provider's.
+  if (payload.sub.length > 255) throw new InvalidTokenError('The user token has a subject longer than 255 characters.')
   if (oidc.audience && !issuedFor(payload, oidc.audience)) throw new InvalidTokenError('The user token was issued for another client.')
   return payload.sub
 }

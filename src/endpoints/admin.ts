@@ -66,7 +66,7 @@ export function adminEndpoints(context: GatewayContext, services: Services) {
 
 /**
  * Every admin operation reads or writes the database with what it was given, and Postgres text
- * cannot hold a NUL character (util/storable-text.ts). A path id with one names nothing that
+ * cannot hold a NUL character nor jsonb an unpaired surrogate (util/storable-text.ts). A path id with one names nothing that
  * can exist: 404, as for any unknown id. A query or body field with one is a 400 naming it.
  */
 function refuseUnstorableText(params: unknown, query: unknown, body: unknown): void {
@@ -77,7 +77,7 @@ function refuseUnstorableText(params: unknown, query: unknown, body: unknown): v
   ] as const) {
     const param = findUnstorableText(value)
     if (param !== undefined) {
-      throw new InvalidRequestError(`Invalid value for '${param}'${where}: text cannot contain the NUL character.`, { param })
+      throw new InvalidRequestError(`Invalid value for '${param}'${where}: text cannot contain the NUL character or an unpaired surrogate.`, { param })
     }
   }
 }

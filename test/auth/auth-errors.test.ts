@@ -102,6 +102,11 @@ describe('authentication errors (API.md §5.3)', () => {
     test('from another issuer', async () => {
       expectError(await pricing(bearer(await idp.token({}, { issuer: 'https://evil.example' }))), 401, 'invalid_token')
     })
+    test('with a subject longer than OpenID Connect allows (255 characters)', async () => {
+      const reply = await pricing(bearer(await idp.token({ sub: 'u'.repeat(256) })))
+      expectError(reply, 401, 'invalid_token')
+      expect(reply.json.error.message).toContain('255')
+    })
     test('badly signed', async () => expectError(await pricing(bearer(await idp.forgedToken())), 401, 'invalid_token'))
     test('signed by an unknown kid', async () => {
       expectError(await pricing(bearer(await idp.token({}, { kid: 'never-published', unpublishedKey: true }))), 401, 'invalid_token')

@@ -75,6 +75,38 @@ for (const kind of testDatabases) {
       }
     })
 
+    test('an unpaired surrogate in an admin body (jsonb refuses it) is 400 naming the field', async () => {
+      const { harness } = suite
+      const { id } = await harness.account()
+      const cases: [string, string, object, string][] = [
+        ['POST', '/custom-models', { account_id: id, name: 'lone', base_model: 'test/cheap', defaults: { temperature: '\ud83d' } }, 'defaults.temperature'],
+        ['POST', '/custom-models', { account_id: id, name: 'lone', base_model: 'test/cheap', system: 'low \udc00 alone' }, 'system'],
+        ['POST', '/users/credits', { iss: 'https://issuer.example', sub: 'x\ud83d', amount: 1 }, 'sub'],
+      ]
+      for (const [method, path, body, param] of cases) {
+        const reply = await harness.admin(method, path, body)
+        expectError(reply, 400, 'invalid_request')
+        expect(reply.json.error.param).toBe(param)
+      }
+      // A surrogate pair is a character like any other.
+      const paired = await harness.admin('POST', '/custom-models', { account_id: id, name: 'paired', base_model: 'test/cheap', system: 'smile \ud83d\ude00' })
+      expect(paired.status).toBe(201)
+    })
+
+    test('an identity longer than OpenID Connect allows is a 400 naming it, never an index overflow', async () => {
+      const { harness } = suite
+      for (const [body, param] of [
+        [{ iss: 'https://issuer.example', sub: 'a'.repeat(100_000), amount: 1 }, 'sub'],
+        [{ iss: `https://${'a'.repeat(100_000)}`, sub: 'someone', amount: 1 }, 'iss'],
+      ] as const) {
+        const reply = await harness.admin('POST', '/users/credits', body)
+        expectError(reply, 400, 'invalid_request')
+        expect(reply.json.error.param).toBe(param)
+      }
+      expectError(await harness.admin('GET', `/users/allotment?iss=i&sub=${'a'.repeat(300)}`), 400, 'invalid_request')
+      expect((await harness.admin('POST', '/users/credits', { iss: 'https://issuer.example', sub: 'a'.repeat(255), amount: 1 })).status).toBe(200)
+    })
+
     test('max_uses 0.5 on a web search tool is a 400 naming it', async () => {
       const { harness } = suite
       const key = await harness.key()
