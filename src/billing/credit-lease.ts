@@ -345,8 +345,7 @@ export class CreditLeases {
         }),
       )
     } catch (error) {
-      // The statement's outcome is unknown: a lease it may have taken expires by the sweep. An
-      // outage fails the call now (503): an exact hold would only wait out a second deadline.
+      // Outcome unknown: a lease it may have taken expires by the sweep. An outage fails the call now (503).
       if (isTransientDatabaseError(error)) throw error
       logEvent('warn', 'could not take a credit lease; holding exactly', { error: describeDatabaseError(error) })
       return undefined
