@@ -144,6 +144,17 @@ export function adminCli(workdir: string, args: string[]): any {
  * A config file whose one provider is the mock upstream at `baseUrl`, serving test/cheap at
  * 1000 credits per million input tokens and 2000 per million output: costs large enough to see.
  */
+/** What is left of a response body, as text, once it ends. */
+export async function readRest(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<string> {
+  const decoder = new TextDecoder()
+  let text = ''
+  for (;;) {
+    const { value, done } = await reader.read()
+    if (done) return text + decoder.decode()
+    text += decoder.decode(value, { stream: true })
+  }
+}
+
 export function writeLifecycleCatalog(baseUrl: string): string {
   const path = join(mkdtempSync(join(tmpdir(), 'tollgate-lifecycle-config-')), 'tollgate.json')
   writeFileSync(

@@ -3,7 +3,7 @@ import { testDatabases, type FreshDatabase } from '../support/databases'
 import { expectBooksBalance } from '../support/ledger-checks'
 import { TcpProxy } from '../support/tcp-proxy'
 import { MockUpstream } from '../upstream/mock-upstream'
-import { ADMIN_TOKEN, chat, ChildGateway, writeLifecycleCatalog } from './child-gateway'
+import { ADMIN_TOKEN, chat, ChildGateway, readRest, writeLifecycleCatalog } from './child-gateway'
 
 /**
  * Outages of Postgres under `serve --workers 2` (docs/operations.md#database-outages), made
@@ -117,13 +117,7 @@ describe('database outages under two workers', () => {
         const calls = []
         for (let round = 0; round < 4; round++) calls.push(await timed(() => post(target, key, chat('test/cheap'))))
         const ready = await timed(readyz(target))
-        let text = ''
-        for (;;) {
-          const { value, done } = await reader.read()
-          if (done) break
-          text += new TextDecoder().decode(value)
-        }
-        expect(text).toContain('[DONE]')
+        expect(await readRest(reader)).toContain('[DONE]')
         billed += 1
         for (const call of calls) expectUnavailableInTime(call)
         expect(ready.status).toBe(503)

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
 import { MockUpstream } from '../upstream/mock-upstream'
-import { adminCli, chat, ChildGateway, writeLifecycleCatalog } from './child-gateway'
+import { adminCli, chat, ChildGateway, readRest, writeLifecycleCatalog } from './child-gateway'
 
 /**
  * SIGTERM as an orchestrator sends it: readiness turns 503 at once, the listener serves on for
@@ -55,13 +55,7 @@ describe('drain on SIGTERM', () => {
     // The stream outlives the drain window: the listener closes with it in flight, and it still ends.
     const closed = await gateway.waitFor((line) => String(line.message).startsWith('listener closed'))
     expect(closed.in_flight).toBeGreaterThanOrEqual(1)
-    const decoder = new TextDecoder()
-    let rest = ''
-    for (;;) {
-      const { value, done } = await reader.read()
-      if (done) break
-      rest += decoder.decode(value, { stream: true })
-    }
+    const rest = await readRest(reader)
     expect(rest).toContain('eight')
     expect(rest.trim().endsWith('data: [DONE]')).toBe(true)
 

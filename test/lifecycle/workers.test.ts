@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { testDatabases, type FreshDatabase } from '../support/databases'
 import { MockUpstream } from '../upstream/mock-upstream'
-import { ADMIN_TOKEN, chat, ChildGateway, type LogLine, writeLifecycleCatalog } from './child-gateway'
+import { ADMIN_TOKEN, chat, ChildGateway, type LogLine, readRest, writeLifecycleCatalog } from './child-gateway'
 
 /**
  * `serve --workers N` (docs/operations.md#workers): N processes on one port behind a primary.
@@ -117,14 +117,7 @@ describe('serve --workers N', () => {
           return {
             outcome: (async () => {
               // A stream whose worker died ends (or fails) without its closing [DONE] event.
-              let text = ''
-              try {
-                for (;;) {
-                  const { value, done } = await reader.read()
-                  if (done) break
-                  text += new TextDecoder().decode(value)
-                }
-              } catch {}
+              const text = await readRest(reader).catch(() => '')
               const outcome = text.includes('[DONE]') ? 'finished' : 'cut'
               ended.push(outcome)
               return outcome
@@ -189,13 +182,7 @@ describe('serve --workers N', () => {
       if (!reader) throw new Error('no body')
       await reader.read()
       target.signal('SIGTERM')
-      let text = ''
-      for (;;) {
-        const { value, done } = await reader.read()
-        if (done) break
-        text += new TextDecoder().decode(value)
-      }
-      expect(text).toContain('[DONE]')
+      expect(await readRest(reader)).toContain('[DONE]')
       expect(await target.child.exited).toBe(0)
       expect(target.lines.filter((line) => line.message === 'draining: /v1/readyz answers 503, requests are still served')).toHaveLength(2)
       // Two workers' exits and then the primary's (which names how many workers it ran).
