@@ -1,5 +1,4 @@
 import { existsSync, readFileSync } from 'node:fs'
-import { availableParallelism } from 'node:os'
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { DEFAULT_FREE_LIMITS, type MinuteLimits } from './auth/rate-limit'
 import { creditsToMicros } from './billing/money'
@@ -182,12 +181,13 @@ function minuteLimit(value: string | undefined, fallback: number | null): number
 export const MAX_WORKERS = 256
 
 /**
- * The number of `serve` processes (docs/operations.md#workers): every core on Postgres, one on
- * the embedded database, which only one process can open. `setting` names where the value came
- * from (`TOLLGATE_WORKERS` or `--workers`) so the error points at it.
+ * The number of `serve` processes (docs/operations.md#workers). One unless set: measured on two
+ * cores, one process with credit leases serves more billed calls per second at a lower tail than
+ * two (`bun run bench`), and the embedded database allows only one. `setting` names where the
+ * value came from (`TOLLGATE_WORKERS` or `--workers`) so the error points at it.
  */
 export function workerCount(value: string | undefined, setting: string, databaseUrl: string | undefined): number {
-  if (value === undefined) return databaseUrl ? Math.min(availableParallelism(), MAX_WORKERS) : 1
+  if (value === undefined) return 1
   if (!/^[0-9]{1,4}$/.test(value) || Number(value) < 1 || Number(value) > MAX_WORKERS) {
     throw new ConfigError(`${setting} must be a whole number from 1 to ${MAX_WORKERS} (got ${JSON.stringify(value.slice(0, 40))})`)
   }
@@ -239,12 +239,18 @@ function otlpHeaders(value: string | undefined, variable: string): Record<string
 }
 
 /** Enough for ten thousand streams relayed at once; more costs file descriptors and little else. */
-/** TOLLGATE_CREDIT_LEASE in micro-credits; unset or 0 turns leases off. */
+/**
+ * The most one credit lease may reserve (docs/billing.md#credit-lease), in micro-credits: each
+ * lease asks for what its wallet's rate needs, up to this. Unset: DEFAULT_CREDIT_LEASE_CREDITS;
+ * 0 turns leases off (every call is held exactly).
+ */
 function creditLease(value: string | undefined): bigint | undefined {
-  if (value === undefined) return undefined
+  if (value === undefined) return DEFAULT_CREDIT_LEASE_CREDITS * 1_000_000n
   const micros = creditsToMicros(Number(value))
   return micros === undefined || micros === 0n ? undefined : micros
 }
+
+const DEFAULT_CREDIT_LEASE_CREDITS = 5n
 
 const DEFAULT_UPSTREAM_CONNECTIONS = 10_000
 

@@ -36,16 +36,25 @@ export interface ApiKeyChanges {
 
 /** Revocation (and any edit) must reach every instance within 5 s (docs/api.md#credentials), so nothing is cached longer. */
 const CACHE_TTL_MS = 5000
+/**
+ * A key still in use this long after its row was read is read again in the background, so a
+ * busy key's calls never wait for the database while what they see stays under CACHE_TTL_MS old.
+ */
+const REFRESH_AFTER_MS = 3000
 const CACHE_MAX_ENTRIES = 10_000
 
 interface CacheEntry {
   row: ApiKeyRow | undefined
-  until: number
+  /** When the row was read (ms): it is served until CACHE_TTL_MS after that. */
+  readAt: number
+  refreshing: boolean
 }
 
 /** API keys: creation, revocation and the per-request check, with a short-lived lookup cache. */
 export class ApiKeyStore {
   private readonly cache = new Map<string, CacheEntry>()
+  /** Edits applied here so far: a read that began before one may hold the old row and is not cached. */
+  private edits = 0
 
   constructor(
     private readonly db: Database,
@@ -137,6 +146,7 @@ export class ApiKeyStore {
   }
 
   private forget(id: string): void {
+    this.edits++
     for (const [hash, entry] of this.cache) if (entry.row?.id === id) this.cache.delete(hash)
   }
 
@@ -156,10 +166,27 @@ export class ApiKeyStore {
   private async lookup(hash: string): Promise<ApiKeyRow | undefined> {
     const now = this.now()
     const cached = this.cache.get(hash)
-    if (cached && cached.until > now) return cached.row
+    if (cached && now - cached.readAt < CACHE_TTL_MS) {
+      if (now - cached.readAt >= REFRESH_AFTER_MS && !cached.refreshing) {
+        cached.refreshing = true
+        // A failed read leaves the entry to expire: the next call after that reads (and fails) itself.
+        this.read(hash).catch(() => {
+          cached.refreshing = false
+        })
+      }
+      return cached.row
+    }
+    return this.read(hash)
+  }
+
+  /** Reads a key's row and caches it as of the moment the read began. */
+  private async read(hash: string): Promise<ApiKeyRow | undefined> {
+    const readAt = this.now()
+    const editsBefore = this.edits
     const [row] = await this.db.select().from(apiKeys).where(eq(apiKeys.secretHash, hash))
+    if (editsBefore !== this.edits) return row
     if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.clear()
-    this.cache.set(hash, { row, until: now + CACHE_TTL_MS })
+    this.cache.set(hash, { row, readAt, refreshing: false })
     return row
   }
 }

@@ -7,6 +7,7 @@ import { newId } from '../util/ids'
 import type { Hold, HoldRequest } from './hold-book'
 import { monthKey } from './hold-rows'
 import { recallLeasesAtomically, recalledWallets } from './lease-recall'
+import { LeaseSizer } from './lease-sizing'
 import { releaseLeaseAtomically, takeLeaseAtomically } from './lease-statements'
 import type { Payer } from './payer'
 
@@ -14,7 +15,7 @@ export interface CreditLeaseOptions {
   instanceId: string
   ttlMs: number
   now: () => number
-  /** The most one lease reserves, in micro-credits (TOLLGATE_CREDIT_LEASE). */
+  /** The most one lease reserves, in micro-credits (TOLLGATE_CREDIT_LEASE); each asks for what its wallet's rate needs (lease-sizing.ts). */
   maxLease: bigint
   /** A lease takes at most 1/share of what its wallet has available. */
   share?: bigint
@@ -30,6 +31,11 @@ export interface CreditLeaseOptions {
 interface Lease {
   id: string
   walletId: string
+  /** What the database granted, and when. */
+  granted: bigint
+  takenAt: number
+  /** What its draws reserved in all: the wallet's rate while it was current. */
+  drawn: bigint
   /** What the database holds for the lease, as far as this process knows. */
   amount: bigint
   /** Open draws, and charges submitted that have not landed: what the lease must keep. */
@@ -45,6 +51,8 @@ const DEFAULT_SHARE = 8n
 const DEFAULT_IDLE_MS = 1_000
 const DEFAULT_CHECK_MS = 250
 const DEFAULT_RECALL_MS = 5_000
+/** How many leases one call may wait for in a burst before it is held exactly. */
+const BURST_LEASES = 3
 /**
  * A call refused while other instances' leases could cover it is tried again after each of these
  * pauses (1.5 s in all), while those instances answer the recall (they check every 250 ms). A
@@ -95,6 +103,7 @@ export class CreditLeases {
   private readonly share: bigint
   private readonly idleMs: number
   private readonly recallMs: number
+  private readonly sizer: LeaseSizer
 
   constructor(
     private readonly database: Pick<DatabaseHandle, 'rows'>,
@@ -103,6 +112,7 @@ export class CreditLeases {
     this.share = options.share ?? DEFAULT_SHARE
     this.idleMs = options.idleMs ?? DEFAULT_IDLE_MS
     this.recallMs = options.recallMs ?? DEFAULT_RECALL_MS
+    this.sizer = new LeaseSizer(options.maxLease)
   }
 
   /** A hold drawn from a lease on the payer's wallet, or undefined: the call is then held exactly. */
@@ -114,10 +124,17 @@ export class CreditLeases {
     if (this.isRecalled(walletId)) return undefined
     const drawable = this.current.get(walletId)
     if (drawable && this.canDraw(drawable, request.amount)) return this.drawFrom(drawable, request)
-    const lease = await this.newLease(request)
-    // Others may have drawn from it, or given it back, while it was being taken.
-    if (!lease || !this.canDraw(lease, request.amount)) return undefined
-    return this.drawFrom(lease, request)
+    // A burst of calls on a wallet can use up a new lease while it is being taken: the calls
+    // left over take the next, larger one (lease-sizing.ts) rather than a hold each.
+    for (let attempt = 0; attempt < BURST_LEASES; attempt++) {
+      const lease = await this.newLease(request)
+      if (!lease || this.stopped || this.isRecalled(walletId)) return undefined
+      // Others may have drawn from it, or given it back, while it was being taken.
+      if (this.canDraw(lease, request.amount)) return this.drawFrom(lease, request)
+      const next = this.current.get(walletId)
+      if (next && next !== lease && this.canDraw(next, request.amount)) return this.drawFrom(next, request)
+    }
+    return undefined
   }
 
   /**
@@ -242,7 +259,9 @@ export class CreditLeases {
   async returnIdle(): Promise<void> {
     const idleSince = this.options.now() - this.idleMs
     for (const lease of [...this.open.values()]) {
-      if (lease.committed === 0n && lease.lastUsed <= idleSince) await this.release(lease, null)
+      if (lease.committed !== 0n || lease.lastUsed > idleSince) continue
+      if (this.current.get(lease.walletId) === lease) this.sizer.forget(lease.walletId)
+      await this.release(lease, null)
     }
   }
 
@@ -307,6 +326,7 @@ export class CreditLeases {
 
   private drawFrom(lease: Lease, request: HoldRequest): Hold {
     lease.committed += request.amount
+    lease.drawn += request.amount
     lease.lastUsed = this.options.now()
     const hold: Hold = { ...request, id: newId('hold'), month: monthKey(new Date(this.options.now())) }
     this.draws.set(hold.id, lease)
@@ -334,7 +354,7 @@ export class CreditLeases {
         takeLeaseAtomically(this.database, {
           id,
           payer,
-          wanted: this.options.maxLease,
+          wanted: this.sizer.wanted(walletId, request.amount),
           minimum: request.amount,
           share: this.share,
           instanceId: this.options.instanceId,
@@ -354,6 +374,9 @@ export class CreditLeases {
     const lease: Lease = {
       id,
       walletId,
+      granted,
+      takenAt: now.getTime(),
+      drawn: 0n,
       amount: granted,
       committed: 0n,
       retired: false,
@@ -369,6 +392,7 @@ export class CreditLeases {
     this.open.set(id, lease)
     this.current.set(walletId, lease)
     if (previous) {
+      this.sizer.replaced(walletId, previous.granted, previous.drawn, now.getTime() - previous.takenAt)
       previous.retired = true
       if (previous.committed === 0n) void this.release(previous, null)
     }

@@ -195,4 +195,18 @@ describe('per-key limits and revocation across instances', () => {
     clock += 5000
     expectError(await wallet(other), 401, 'invalid_api_key')
   })
+
+  test('a busy key is read again in the background before its cached row expires: its calls never wait, and a revocation still arrives within 5 seconds', async () => {
+    const [revoker, other] = [gateway(), gateway()]
+    const { id, key } = await revoker.key()
+    const wallet = () => other.call('GET', '/v1/wallet', { headers: bearer(key) })
+    expect((await wallet()).status).toBe(200)
+    await revoker.admin('POST', `/keys/${id}/revoke`)
+    // 3.5 s after the row was read: the call is answered from the cache and starts a new read.
+    clock += 3500
+    expect((await wallet()).status).toBe(200)
+    // That read saw the revocation, well before the first row's 5 s were up.
+    for (let tries = 0; tries < 50 && (await wallet()).status === 200; tries++) await Bun.sleep(20)
+    expectError(await wallet(), 401, 'invalid_api_key')
+  })
 })

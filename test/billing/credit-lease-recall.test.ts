@@ -51,16 +51,16 @@ for (const kind of testDatabases) {
 
     const request = (payer: Payer, amount: bigint, index = 0) => ({ payer, amount, requestId: `req_recall_${index}`, model: 'test/cheap', provider: 'a' })
 
-    test("a 1-credit lease on one instance does not refuse another instance's 9.5-credit call on a 10-credit wallet", async () => {
+    test("a lease on one instance does not refuse another instance's 9.5-credit call on a 10-credit wallet", async () => {
       const a = instance('1')
       const b = instance('1')
       const payer = await walletPayer(a, 10)
-      // B serves a small call from a lease of 1 credit and keeps it.
+      // B serves a small call from a lease sized for eight such calls (0.88 credits, within the 1-credit cap) and keeps it.
       const small = await b.services.holds.take(request(payer, 110_000n, 1))
       await b.services.holds.settle(small, 110_000n, { output_tokens: 1 })
       expect(await b.services.holds.landPending(5000)).toBe(true)
       const held = (await a.admin('GET', `/accounts/${payer.ownerId}`)).json.wallet
-      expect(held.held).toBeCloseTo(1 - 0.11, 9)
+      expect(held.held).toBeCloseTo(8 * 0.11 - 0.11, 9)
 
       const started = Date.now()
       const big = await a.services.holds.take(request(payer, (95n * CREDIT) / 10n, 2))

@@ -6,9 +6,9 @@ import { exactSum, mergeExpositions } from '../../src/observability/metrics-merg
 
 /** The parts of `serve --workers N` that need no process: the setting, the metrics merge, the shared counter. */
 describe('the workers setting', () => {
-  test('defaults to every core on Postgres and to 1 on the embedded database', () => {
+  test('defaults to one process, on Postgres and on the embedded database alike', () => {
     expect(workerCount(undefined, 'TOLLGATE_WORKERS', undefined)).toBe(1)
-    expect(workerCount(undefined, 'TOLLGATE_WORKERS', 'postgres://db/x')).toBe(Math.min(navigator.hardwareConcurrency, 256))
+    expect(workerCount(undefined, 'TOLLGATE_WORKERS', 'postgres://db/x')).toBe(1)
     expect(workerCount('1', 'TOLLGATE_WORKERS', undefined)).toBe(1)
     expect(workerCount('256', '--workers', 'postgres://db/x')).toBe(256)
   })

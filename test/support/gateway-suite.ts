@@ -18,7 +18,7 @@ export interface GatewaySuiteOptions {
   /** The gateway reaches its database through a connection the test can cut (interruptible-database.ts). */
   interruptible?: { every?: boolean }
   /** Environment added to the test configuration (e.g. TOLLGATE_CREDIT_LEASE). */
-  env?: Record<string, string>
+  env?: Record<string, string | undefined>
 }
 
 /**

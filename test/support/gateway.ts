@@ -31,9 +31,22 @@ export interface Reply {
   json: any
 }
 
+/**
+ * The configuration of an in-process test gateway. Its calls are held exactly
+ * (`TOLLGATE_CREDIT_LEASE=0`), so a test reads each call's own hold, charge and release on the
+ * ledger. The default configuration, credit leases, is what the lease suites
+ * (test/billing/credit-lease*.test.ts), the money suites run in both modes (LEASE_MODES) and
+ * every test of a real process (test/support/process.ts passes no such setting) run under.
+ */
 export function testConfig(env: Record<string, string | undefined> = {}): Config {
-  return loadConfig({ TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, OPENAI_API_KEY: 'sk-test', ANTHROPIC_API_KEY: 'sk-ant-test', ...env })
+  return loadConfig({ TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, OPENAI_API_KEY: 'sk-test', ANTHROPIC_API_KEY: 'sk-ant-test', TOLLGATE_CREDIT_LEASE: '0', ...env })
 }
+
+/** The two ways calls are held, for the suites whose guarantees must hold in both: the default (leases) and exact holds. */
+export const LEASE_MODES = [
+  { name: 'credit leases (the default)', env: { TOLLGATE_CREDIT_LEASE: undefined } },
+  { name: 'exact holds', env: { TOLLGATE_CREDIT_LEASE: '0' } },
+] as const
 
 export function startGateway(database: FreshDatabase, options: { config?: Config; now?: () => number; refetchCooldownMs?: number } = {}): TestGateway {
   const services = createServices({

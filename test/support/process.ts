@@ -10,7 +10,16 @@ export async function startProcess(command: string[], env: Record<string, string
   const child = Bun.spawn(command, {
     cwd,
     // No load balancer watches a test's gateway: SIGTERM need not wait out a drain window.
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', TOLLGATE_DRAIN_SECONDS: '0', ...env },
+    // On Postgres a test's gateway runs two workers unless the test says otherwise, so every
+    // process test also covers work spread over processes (one is the default in production).
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      PORT: '0',
+      TOLLGATE_DRAIN_SECONDS: '0',
+      ...(env.DATABASE_URL ? { TOLLGATE_WORKERS: '2' } : {}),
+      ...env,
+    },
     stdout: 'pipe',
     stderr: 'inherit',
   })
