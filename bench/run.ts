@@ -1,16 +1,19 @@
-// `bun run bench`: Tollgate on PGlite and on Postgres (exact holds, then with a credit lease)
-// beside a bare Bun proxy (the floor) and the Portkey gateway, all in front of the same mock
-// upstream: throughput and CPU per request under wrk, latency at a fixed open-loop rate, time to
-// first byte. Prints a table and writes BENCHMARKS.md.
+// `bun run bench`: Tollgate in its default configuration on PGlite and on Postgres, then with
+// two workers and with exact holds, beside a bare Bun proxy (the floor) and the Portkey gateway,
+// all in front of the same mock upstream: throughput and CPU per request under wrk, latency at a
+// fixed open-loop rate, time to first byte; then latency over one connection against an
+// upstream that answers in 20 ms. Prints a table and writes BENCHMARKS.md.
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
 import { mockCatalogEnv } from '../test/support/mock-catalog'
 import { startProcess, type GatewayProcess } from '../test/support/process'
 import { checkBooks } from './books'
+import { oneConnection } from './one-connection'
 import { openLoop } from './open-loop'
 import { ADMIN, chatBody, cpuSeconds, createDatabase, freePort, residentKb, setUpAccount, startGateway, writeSection } from './support'
 import { benchStreams } from './streams'
+import { benchTail } from './tail'
 import { benchUsage } from './usage'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
@@ -18,8 +21,9 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64)
 const TTFB_SAMPLES = 300
 /** The fixed rate latency is measured at (requests per second), well below every Tollgate row's saturation. */
 const OPEN_LOOP_RATE = Number(process.env.BENCH_RATE ?? 1000)
-/** What TOLLGATE_CREDIT_LEASE the lease rows run with, in credits. */
-const LEASE_CREDITS = '5'
+/** How long the upstream of the one-connection comparison takes to answer (ms), and how long that comparison runs (s). */
+const SLOW_UPSTREAM_MS = 20
+const ONE_CONNECTION_SECONDS = Number(process.env.BENCH_ONE_CONNECTION_SECONDS ?? 15)
 
 interface Target {
   name: string
@@ -31,6 +35,8 @@ interface Target {
   headers: Record<string, string>
   database?: { kind: 'pglite'; dataDir: string } | { kind: 'postgres'; url: string; name: string }
   accountId?: string
+  /** A Tollgate row in its default configuration: the issue's targets are judged on these. */
+  isDefault?: boolean
 }
 
 interface Result {
@@ -45,6 +51,16 @@ interface Result {
   ttfb: number
   rssMb: number
   books?: string
+  isDefault?: boolean
+}
+
+/** Latency over one connection in front of the 20 ms upstream. */
+interface SlowResult {
+  name: string
+  p50: number
+  p99: number
+  errors: number
+  sent: number
 }
 
 function need(command: string, hint: string): void {
@@ -117,7 +133,8 @@ async function main(): Promise<void> {
     started.push(embedded)
     const embeddedAccount = await setUpAccount(embedded.url)
     targets.push({
-      name: 'Tollgate, PGlite',
+      name: 'Tollgate, PGlite (default)',
+      isDefault: true,
       gateway: embedded,
       base: `${embedded.url}v1`,
       key: embeddedAccount.key,
@@ -127,8 +144,8 @@ async function main(): Promise<void> {
       database: { kind: 'pglite', dataDir },
     })
 
-    // Each Postgres row has a database of its own, so its books are its own; every core is a
-    // row of its own too (TOLLGATE_WORKERS), the others running one process.
+    // Each Postgres row has a database of its own, so its books are its own. The default row sets
+    // nothing: one process, credit leases.
     const postgresTarget = async (name: string, env: Record<string, string>): Promise<Target> => {
       const database = await createDatabase('tollgate_bench')
       const gateway = await startGateway({ ...catalog, DATABASE_URL: database.url, TOLLGATE_ADMIN_TOKEN: ADMIN, ...env }, workDir ?? os.tmpdir())
@@ -143,12 +160,12 @@ async function main(): Promise<void> {
         model: 'test/cheap',
         headers: {},
         database: { kind: 'postgres', ...database },
+        isDefault: Object.keys(env).length === 0,
       }
     }
-    targets.push(await postgresTarget('Tollgate, Postgres', { TOLLGATE_WORKERS: '1' }))
+    targets.push(await postgresTarget('Tollgate, Postgres (default)', {}))
     targets.push(await postgresTarget('Tollgate, Postgres, 2 workers', { TOLLGATE_WORKERS: '2' }))
-    targets.push(await postgresTarget('Tollgate, Postgres, credit lease', { TOLLGATE_WORKERS: '1', TOLLGATE_CREDIT_LEASE: LEASE_CREDITS }))
-    targets.push(await postgresTarget('Tollgate, Postgres, credit lease, 2 workers', { TOLLGATE_WORKERS: '2', TOLLGATE_CREDIT_LEASE: LEASE_CREDITS }))
+    targets.push(await postgresTarget('Tollgate, Postgres, exact holds (TOLLGATE_CREDIT_LEASE=0)', { TOLLGATE_CREDIT_LEASE: '0' }))
 
     const portkeyPort = await freePort()
     const portkey = Bun.spawn(['node', 'bench/peer/node_modules/@portkey-ai/gateway/build/start-server.js', `--port=${portkeyPort}`, '--headless'], {
@@ -209,6 +226,7 @@ async function main(): Promise<void> {
         errors: load.errors + fixedRate.errors,
         ttfb: await ttfb(target),
         rssMb: residentKb(target.gateway.child.pid, 'VmHWM') / 1024,
+        isDefault: target.isDefault,
       })
     }
 
@@ -217,11 +235,47 @@ async function main(): Promise<void> {
       await target.gateway.stop()
       results[index]!.books = await checkBooks(target.database)
     }
-    report(results)
+    const slow = await benchOneConnection(workDir, started)
+    report(results, slow)
   } finally {
     for (const process of started.reverse()) await process.stop().catch(() => 0)
     if (workDir) rmSync(workDir, { recursive: true, force: true })
   }
+}
+
+/**
+ * The bare proxy and Tollgate in its default configuration (Postgres, and PGlite) in front of an
+ * upstream that answers in SLOW_UPSTREAM_MS, one request at a time over one connection.
+ */
+async function benchOneConnection(workDir: string, started: GatewayProcess[]): Promise<SlowResult[]> {
+  const slowMock = await startProcess(['bun', 'bench/mock-server.ts'], { BENCH_DELAY_MS: String(SLOW_UPSTREAM_MS) })
+  started.push(slowMock)
+  const upstream = `${slowMock.url}v1`
+  const catalog = mockCatalogEnv(upstream, upstream)
+  const bare = await startProcess(['bun', 'bench/bare-proxy.ts'], { UPSTREAM_URL: upstream })
+  started.push(bare)
+  const database = await createDatabase('tollgate_bench')
+  const onPostgres = await startGateway({ ...catalog, DATABASE_URL: database.url, TOLLGATE_ADMIN_TOKEN: ADMIN }, workDir)
+  started.push(onPostgres)
+  const embedded = await startGateway({ ...catalog, TOLLGATE_DATA_DIR: join(workDir, 'data-one-connection'), TOLLGATE_ADMIN_TOKEN: ADMIN }, workDir)
+  started.push(embedded)
+  const rows: { name: string; url: string; key: string; model: string }[] = [
+    { name: 'bare Bun proxy (floor)', url: bare.url, key: 'none', model: 'cheap-upstream' },
+    { name: 'Tollgate, Postgres (default)', url: onPostgres.url, key: (await setUpAccount(onPostgres.url)).key, model: 'test/cheap' },
+    { name: 'Tollgate, PGlite (default)', url: embedded.url, key: (await setUpAccount(embedded.url)).key, model: 'test/cheap' },
+  ]
+  const results: SlowResult[] = []
+  for (const row of rows) {
+    console.log(`measuring ${row.name} over one connection, ${SLOW_UPSTREAM_MS} ms upstream ...`)
+    const measured = await oneConnection({
+      url: `${row.url}v1/chat/completions`,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${row.key}` },
+      body: chatBody(row.model, false),
+      seconds: ONE_CONNECTION_SECONDS,
+    })
+    results.push({ name: row.name, ...measured })
+  }
+  return results
 }
 
 /** Sections of BENCHMARKS.md that other benchmarks wrote (`bench/attacks.ts`: "Hostile input"): kept as they are. */
@@ -234,7 +288,7 @@ function sectionsOfOthers(): string {
   return others.length > 0 ? `\n${others.join('').trimEnd()}\n` : ''
 }
 
-function report(results: Result[]): void {
+function report(results: Result[], slow: SlowResult[]): void {
   const floor = results[0]!
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU'
   const ms = (value: number) => `${value.toFixed(2)} ms`
@@ -243,13 +297,24 @@ function report(results: Result[]): void {
     return `| ${result.name} | ${Math.round(result.rps)} | ${result === floor ? '100%' : `${Math.round((result.rps / floor.rps) * 100)}%`} | ${Math.round(result.cpuPerRequest)} µs | ${ms(result.p50)} (${added(result.p50, floor.p50)}) | ${ms(result.p99)} (${added(result.p99, floor.p99)}) | ${ms(result.ttfb)} (${added(result.ttfb, floor.ttfb)}) | ${result.rssMb.toFixed(0)} MB | ${result.errors} | ${result.books ?? '—'} |`
   })
   const verdict = (met: boolean) => (met ? '**met**' : '**not met**')
+  const slowFloor = slow[0]!
+  const slowRows = slow.map(
+    (row) =>
+      `| ${row.name} | ${ms(row.p50)} (${row === slowFloor ? '—' : ms(row.p50 - slowFloor.p50)}) | ${ms(row.p99)} (${row === slowFloor ? '—' : ms(row.p99 - slowFloor.p99)}) | ${row.sent} | ${row.errors} |`,
+  )
   const targets = results
-    .filter((result) => result.name.startsWith('Tollgate, Postgres'))
+    .filter((result) => result.isDefault)
     .flatMap((row) => [
       `- ${row.name}:`,
       `  - hot wallet ≥ 5,000 billed requests/s, books exact: ${Math.round(row.rps)}/s, books ${row.books} — ${verdict(row.rps >= 5000 && row.books === 'exact')}`,
       `  - streaming time to first byte added ≤ 1 ms: ${ms(row.ttfb - floor.ttfb)} — ${verdict(row.ttfb - floor.ttfb <= 1)}`,
       `  - at ${OPEN_LOOP_RATE.toLocaleString('en-US')} requests/s, p50 added ≤ 1 ms: ${ms(row.p50 - floor.p50)} — ${verdict(row.p50 - floor.p50 <= 1)}; p99 added ≤ 5 ms: ${ms(row.p99 - floor.p99)} — ${verdict(row.p99 - floor.p99 <= 5)}`,
+      ...slow
+        .filter((slowRow) => slowRow.name === row.name)
+        .map(
+          (slowRow) =>
+            `  - ${SLOW_UPSTREAM_MS} ms upstream, one connection, p99 added ≤ 1 ms: ${ms(slowRow.p99 - slowFloor.p99)} — ${verdict(slowRow.p99 - slowFloor.p99 <= 1)}`,
+        ),
     ])
   const text = [
     '# Benchmarks',
@@ -259,13 +324,19 @@ function report(results: Result[]): void {
     `Throughput: wrk, 2 threads, ${CONNECTIONS} connections, ${SECONDS} s per target after a 2 s warm-up, non-streaming chat completions; every Tollgate request is authenticated, held, settled and written to the ledger, all on ONE wallet (the hot-wallet case). CPU per request: the target's processes' user and system time during that run, divided by the requests it answered.`,
     `Latency: an open-loop client (bench/open-loop.ts) sending ${OPEN_LOOP_RATE.toLocaleString('en-US')} requests/s on a fixed schedule, each timed from when it was due, so queueing shows: 3 s of warm-up at that rate, then ${SECONDS} s measured, before the throughput run; "added" is the difference from the bare proxy at the same rate.`,
     `Time to first byte: the median of ${TTFB_SAMPLES} sequential streaming requests. Peak RSS: VmHWM of the target's processes. Books: after the run, every wallet equals its top-ups minus its charges, no hold is open and every hold (a credit lease included) closed exactly once.`,
-    `Credit lease rows run with \`TOLLGATE_CREDIT_LEASE=${LEASE_CREDITS}\` (docs/billing.md#credit-lease).`,
+    `Default rows set nothing beyond the database: one process, credit leases (docs/billing.md#credit-lease); the other Tollgate rows change one setting each.`,
     '',
     `| target | requests/s | of floor | CPU per request | p50 at ${OPEN_LOOP_RATE}/s (added) | p99 at ${OPEN_LOOP_RATE}/s (added) | TTFB (added) | peak RSS | non-2xx | books |`,
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ...rows,
     '',
-    '## Targets (2-core machine)',
+    `One connection, one request at a time, in front of an upstream that answers in ${SLOW_UPSTREAM_MS} ms (a mock of its own), ${ONE_CONNECTION_SECONDS} s each after 1 s of warm-up:`,
+    '',
+    '| target | p50 (added) | p99 (added) | requests | non-2xx |',
+    '| --- | --- | --- | --- | --- |',
+    ...slowRows,
+    '',
+    '## Targets (2-core machine, default configuration)',
     '',
     ...targets,
     '',
@@ -275,8 +346,9 @@ function report(results: Result[]): void {
 }
 
 /** Which scenarios run (BENCH_SCENARIOS, comma-separated): all of them unless told. */
-const scenarios = new Set((process.env.BENCH_SCENARIOS ?? 'gateways,streams,usage').split(','))
+const scenarios = new Set((process.env.BENCH_SCENARIOS ?? 'gateways,tail,streams,usage').split(','))
 if (scenarios.has('gateways')) await main()
-// The long-streams (bench/streams.ts) and usage-summary (bench/usage.ts) scenarios write their own sections.
+if (scenarios.has('tail')) writeSection(await benchTail())
+// The tail (bench/tail.ts), long-streams (bench/streams.ts) and usage-summary (bench/usage.ts) scenarios write their own sections.
 if (scenarios.has('streams')) writeSection(await benchStreams())
 if (scenarios.has('usage')) writeSection(await benchUsage())
