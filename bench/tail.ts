@@ -97,7 +97,14 @@ export async function benchTail(): Promise<string> {
       stderr: Bun.file(gcLogPath),
     })
     const url = `http://127.0.0.1:${port}/`
-    started.push({ url, child, stop: async () => (child.kill(), child.exited) })
+    started.push({
+      url,
+      child,
+      stop: async () => {
+        child.kill()
+        return child.exited
+      },
+    })
     for (let attempt = 0; attempt < 200 && !(await fetch(`${url}v1/readyz`).catch(() => undefined))?.ok; attempt++) await Bun.sleep(50)
     const account = await setUpAccount(url)
 
