@@ -239,6 +239,38 @@ for (const kind of testDatabases) {
 }
 
 for (const kind of testDatabases) {
+  describe(`the default configuration never calls an upstream for a key without funds (${kind.kind})`, () => {
+    const suite = gatewaySuite(kind, { env: { TOLLGATE_CREDIT_LEASE: undefined } })
+
+    test('an empty wallet, and one short of a call, are refused with 402 before any upstream call, on every surface, however many calls come at once', async () => {
+      suite.upstream.always({ usage: { prompt_tokens: 10, completion_tokens: 20 } })
+      // test/cheap with max_tokens 1000 holds about 0.002 credits: 0.001 cannot cover one.
+      for (const credits of [0, 0.001]) {
+        const { id: accountId } = await suite.harness.account(credits)
+        const { key } = await suite.harness.key({ account_id: accountId })
+        const before = suite.upstream.received.length
+        const replies = await Promise.all(
+          Array.from({ length: 10 }, (_, index) =>
+            index % 2 === 0
+              ? suite.harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: chat(1000) })
+              : suite.harness.call('POST', '/v1/messages', {
+                  headers: { 'x-api-key': key },
+                  body: { model: 'claude-sonnet-4-5', max_tokens: 1000, messages: [{ role: 'user', content: 'hi' }] },
+                }),
+          ),
+        )
+        expect(replies.map((reply) => reply.status)).toEqual(Array(10).fill(402))
+        expect(suite.upstream.received.length).toBe(before)
+      }
+      // A funded key on the same gateway is served, from a lease.
+      const { key } = await suite.harness.key()
+      expect((await suite.harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: chat(1000) })).status).toBe(200)
+      await expectBooksBalance(suite.database.db)
+    })
+  })
+}
+
+for (const kind of testDatabases) {
   describe(`credit lease during a database outage (${kind.kind})`, () => {
     const suite = gatewaySuite(kind, { interruptible: {}, env: { TOLLGATE_CREDIT_LEASE: undefined } })
 
