@@ -6,6 +6,8 @@ import type { Caller } from './authenticate'
 
 /** A key's allotment can be created at any time: look again after this long. */
 const ALLOTMENT_RECHECK_MS = 5000
+/** A key in use this long after its last look is looked up again in the background. */
+const REFRESH_AFTER_MS = 3000
 
 /**
  * The key's allotment when it has one, else the owner account's wallet; for a user token, the
@@ -13,7 +15,7 @@ const ALLOTMENT_RECHECK_MS = 5000
  */
 export class PayerDirectory {
   private readonly wallets = new Map<string, string>()
-  private readonly allotments = new Map<string, { walletId: string | undefined; until: number }>()
+  private readonly allotments = new Map<string, { walletId: string | undefined; until: number; refreshing: boolean }>()
 
   constructor(
     private readonly db: Database,
@@ -56,10 +58,24 @@ export class PayerDirectory {
   private async allotmentOf(keyId: string): Promise<string | undefined> {
     const now = this.now()
     const known = this.allotments.get(keyId)
-    if (known && (known.walletId || known.until > now)) return known.walletId
+    if (known && (known.walletId || known.until > now)) {
+      // A busy key looks again in the background before its answer lapses, so its calls never wait for it.
+      if (!known.walletId && !known.refreshing && known.until - now < ALLOTMENT_RECHECK_MS - REFRESH_AFTER_MS) {
+        known.refreshing = true
+        this.lookUpAllotment(keyId).catch(() => {
+          known.refreshing = false
+        })
+      }
+      return known.walletId
+    }
+    return this.lookUpAllotment(keyId)
+  }
+
+  private async lookUpAllotment(keyId: string): Promise<string | undefined> {
+    const until = this.now() + ALLOTMENT_RECHECK_MS
     const wallet = await findWallet(this.db, 'key_allotment', keyId)
     if (this.allotments.size > 50_000) this.allotments.clear()
-    this.allotments.set(keyId, { walletId: wallet?.id, until: now + ALLOTMENT_RECHECK_MS })
+    this.allotments.set(keyId, { walletId: wallet?.id, until, refreshing: false })
     return wallet?.id
   }
 }

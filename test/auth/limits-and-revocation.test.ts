@@ -196,6 +196,36 @@ describe('per-key limits and revocation across instances', () => {
     expectError(await wallet(other), 401, 'invalid_api_key')
   })
 
+  test('an allotment given to a busy key on another instance is found in the background within 5 seconds, without a call waiting for it', async () => {
+    const upstream = new MockUpstream().start()
+    try {
+      const env = mockCatalogEnv(upstream.baseUrl, upstream.baseUrl)
+      const [admin, other] = [gateway(env), gateway(env)]
+      const { id, key } = await admin.key()
+      upstream.always({ usage: { prompt_tokens: 10, completion_tokens: 20 } })
+      const call = () =>
+        other.call('POST', '/v1/chat/completions', {
+          headers: bearer(key),
+          body: { model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }], max_tokens: 50 },
+        })
+      const allotment = async () => (await admin.admin('GET', `/keys/${id}`)).json.allotment
+      expect((await call()).status).toBe(200)
+      expect((await admin.admin('POST', `/keys/${id}/allotment`, { amount: 1 })).status).toBe(200)
+      // 3.5 s after the first look: still the account's wallet, and a look starts in the background.
+      clock += 3500
+      expect((await call()).status).toBe(200)
+      expect((await allotment()).balance).toBe(1)
+      // That look found the allotment: the next calls pay from it, well before the 5 s were up.
+      for (let tries = 0; tries < 50 && (await allotment()).balance === 1; tries++) {
+        await Bun.sleep(20)
+        expect((await call()).status).toBe(200)
+      }
+      expect((await allotment()).balance).toBeLessThan(1)
+    } finally {
+      upstream.stop()
+    }
+  })
+
   test('a busy key is read again in the background before its cached row expires: its calls never wait, and a revocation still arrives within 5 seconds', async () => {
     const [revoker, other] = [gateway(), gateway()]
     const { id, key } = await revoker.key()
