@@ -1,3 +1,4 @@
+import { RefreshingCache } from '../util/refreshing-cache'
 import { and, desc, eq } from 'drizzle-orm'
 import { creditWallet, ensureWallet, type WalletRow } from '../billing/wallets'
 import type { Database } from '../db/client'
@@ -43,23 +44,17 @@ const CACHE_TTL_MS = 5000
 const REFRESH_AFTER_MS = 3000
 const CACHE_MAX_ENTRIES = 10_000
 
-interface CacheEntry {
-  row: ApiKeyRow | undefined
-  /** When the row was read (ms): it is served until CACHE_TTL_MS after that. */
-  readAt: number
-  refreshing: boolean
-}
-
 /** API keys: creation, revocation and the per-request check, with a short-lived lookup cache. */
 export class ApiKeyStore {
-  private readonly cache = new Map<string, CacheEntry>()
-  /** Edits applied here so far: a read that began before one may hold the old row and is not cached. */
-  private edits = 0
+  /** Key rows by secret hash (undefined: no such key), refreshed while in use. */
+  private readonly cache: RefreshingCache<ApiKeyRow | undefined>
 
   constructor(
     private readonly db: Database,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.cache = new RefreshingCache({ ttlMs: CACHE_TTL_MS, refreshAfterMs: REFRESH_AFTER_MS, maxEntries: CACHE_MAX_ENTRIES, now })
+  }
 
   /** Returns the stored row and the full key, which exists nowhere else afterwards. */
   async create(input: NewApiKey): Promise<{ row: ApiKeyRow; key: string }> {
@@ -146,8 +141,7 @@ export class ApiKeyStore {
   }
 
   private forget(id: string): void {
-    this.edits++
-    for (const [hash, entry] of this.cache) if (entry.row?.id === id) this.cache.delete(hash)
+    this.cache.forget((row) => row?.id === id)
   }
 
   /** The live key behind a presented credential, or InvalidApiKeyError. */
@@ -163,30 +157,10 @@ export class ApiKeyStore {
     return row
   }
 
-  private async lookup(hash: string): Promise<ApiKeyRow | undefined> {
-    const now = this.now()
-    const cached = this.cache.get(hash)
-    if (cached && now - cached.readAt < CACHE_TTL_MS) {
-      if (now - cached.readAt >= REFRESH_AFTER_MS && !cached.refreshing) {
-        cached.refreshing = true
-        // A failed read leaves the entry to expire: the next call after that reads (and fails) itself.
-        this.read(hash).catch(() => {
-          cached.refreshing = false
-        })
-      }
-      return cached.row
-    }
-    return this.read(hash)
-  }
-
-  /** Reads a key's row and caches it as of the moment the read began. */
-  private async read(hash: string): Promise<ApiKeyRow | undefined> {
-    const readAt = this.now()
-    const editsBefore = this.edits
-    const [row] = await this.db.select().from(apiKeys).where(eq(apiKeys.secretHash, hash))
-    if (editsBefore !== this.edits) return row
-    if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.clear()
-    this.cache.set(hash, { row, readAt, refreshing: false })
-    return row
+  private lookup(hash: string): Promise<ApiKeyRow | undefined> {
+    return this.cache.get(hash, async () => {
+      const [row] = await this.db.select().from(apiKeys).where(eq(apiKeys.secretHash, hash))
+      return row
+    })
   }
 }

@@ -1,12 +1,13 @@
 import type { Payer } from '../billing/payer'
 import { findWallet } from '../billing/wallets'
+import { RefreshingCache } from '../util/refreshing-cache'
 import type { Database } from '../db/client'
 import type { PayerKind } from '../db/schema'
 import type { Caller } from './authenticate'
 
 /** A key's allotment can be created at any time: look again after this long. */
 const ALLOTMENT_RECHECK_MS = 5000
-/** A key in use this long after its last look is looked up again in the background. */
+/** A key in use this long after its last look is looked up again in the background, so its calls never wait for it. */
 const REFRESH_AFTER_MS = 3000
 
 /**
@@ -15,12 +16,21 @@ const REFRESH_AFTER_MS = 3000
  */
 export class PayerDirectory {
   private readonly wallets = new Map<string, string>()
-  private readonly allotments = new Map<string, { walletId: string | undefined; until: number; refreshing: boolean }>()
+  /** A key's allotment wallet, or undefined while it has none (looked for again while in use). */
+  private readonly allotments: RefreshingCache<string | undefined>
 
   constructor(
     private readonly db: Database,
-    private readonly now: () => number,
-  ) {}
+    now: () => number,
+  ) {
+    this.allotments = new RefreshingCache({
+      ttlMs: ALLOTMENT_RECHECK_MS,
+      refreshAfterMs: REFRESH_AFTER_MS,
+      maxEntries: 50_000,
+      now,
+      permanent: (walletId) => walletId !== undefined,
+    })
+  }
 
   async payerFor(caller: Caller): Promise<Payer> {
     if (caller.kind === 'anonymous') throw new Error('a billable call reached billing without a caller')
@@ -55,27 +65,7 @@ export class PayerDirectory {
     return wallet.id
   }
 
-  private async allotmentOf(keyId: string): Promise<string | undefined> {
-    const now = this.now()
-    const known = this.allotments.get(keyId)
-    if (known && (known.walletId || known.until > now)) {
-      // A busy key looks again in the background before its answer lapses, so its calls never wait for it.
-      if (!known.walletId && !known.refreshing && known.until - now < ALLOTMENT_RECHECK_MS - REFRESH_AFTER_MS) {
-        known.refreshing = true
-        this.lookUpAllotment(keyId).catch(() => {
-          known.refreshing = false
-        })
-      }
-      return known.walletId
-    }
-    return this.lookUpAllotment(keyId)
-  }
-
-  private async lookUpAllotment(keyId: string): Promise<string | undefined> {
-    const until = this.now() + ALLOTMENT_RECHECK_MS
-    const wallet = await findWallet(this.db, 'key_allotment', keyId)
-    if (this.allotments.size > 50_000) this.allotments.clear()
-    this.allotments.set(keyId, { walletId: wallet?.id, until, refreshing: false })
-    return wallet?.id
+  private allotmentOf(keyId: string): Promise<string | undefined> {
+    return this.allotments.get(keyId, async () => (await findWallet(this.db, 'key_allotment', keyId))?.id)
   }
 }

@@ -1,0 +1,65 @@
+export interface RefreshingCacheOptions<Value> {
+  /** An entry is served for this long after its read began, never longer. */
+  ttlMs: number
+  /** An entry used this long after its read began is read again in the background. */
+  refreshAfterMs: number
+  /** Past this many entries the cache starts over (a bound, not an eviction policy). */
+  maxEntries: number
+  now: () => number
+  /** A value that never changes once found (a wallet id), kept without expiry. */
+  permanent?: (value: Value) => boolean
+}
+
+interface Entry<Value> {
+  value: Value
+  readAt: number
+  refreshing: boolean
+}
+
+/**
+ * Lookups remembered for a short while, read again in the background while still in use: a busy
+ * key's calls never wait for the database, yet what they see is never older than `ttlMs` (an
+ * entry's age counts from when its read began). A read that fails in the background leaves the
+ * entry to lapse; the next call after that reads, and fails, itself.
+ */
+export class RefreshingCache<Value> {
+  private readonly entries = new Map<string, Entry<Value>>()
+  /** Forgets so far: a read that began before one may hold what was forgotten and is not kept. */
+  private forgets = 0
+
+  constructor(private readonly options: RefreshingCacheOptions<Value>) {}
+
+  async get(key: string, read: () => Promise<Value>): Promise<Value> {
+    const entry = this.entries.get(key)
+    if (entry) {
+      if (this.options.permanent?.(entry.value)) return entry.value
+      const age = this.options.now() - entry.readAt
+      if (age < this.options.ttlMs) {
+        if (age >= this.options.refreshAfterMs && !entry.refreshing) {
+          entry.refreshing = true
+          this.load(key, read).catch(() => {
+            entry.refreshing = false
+          })
+        }
+        return entry.value
+      }
+    }
+    return this.load(key, read)
+  }
+
+  /** Drops every entry whose value matches: the next call reads it again. */
+  forget(matches: (value: Value) => boolean): void {
+    this.forgets++
+    for (const [key, entry] of this.entries) if (matches(entry.value)) this.entries.delete(key)
+  }
+
+  private async load(key: string, read: () => Promise<Value>): Promise<Value> {
+    const readAt = this.options.now()
+    const forgetsBefore = this.forgets
+    const value = await read()
+    if (forgetsBefore !== this.forgets) return value
+    if (this.entries.size >= this.options.maxEntries && !this.entries.has(key)) this.entries.clear()
+    this.entries.set(key, { value, readAt, refreshing: false })
+    return value
+  }
+}

@@ -1,0 +1,53 @@
+import { describe, expect, test } from 'bun:test'
+import { RefreshingCache } from '../../src/util/refreshing-cache'
+
+describe('a cache read again in the background while in use', () => {
+  let now = 0
+  const cache = (permanent?: (value: string | undefined) => boolean) =>
+    new RefreshingCache<string | undefined>({ ttlMs: 5000, refreshAfterMs: 3000, maxEntries: 3, now: () => now, permanent })
+
+  test('serves an entry until its age passes the TTL, and starts one read in the background after refreshAfterMs', async () => {
+    now = 0
+    const values = cache()
+    let reads = 0
+    const read = async () => `v${++reads}`
+    expect(await values.get('k', read)).toBe('v1')
+    now = 2999
+    expect(await values.get('k', read)).toBe('v1')
+    expect(reads).toBe(1)
+    now = 3000
+    // Still the cached value; one background read, not one per call.
+    expect(await Promise.all([values.get('k', read), values.get('k', read)])).toEqual(['v1', 'v1'])
+    expect(reads).toBe(2)
+    await Bun.sleep(0)
+    expect(await values.get('k', read)).toBe('v2')
+    // The refreshed entry counts its age from its own read.
+    now = 7999
+    expect(await values.get('k', read)).toBe('v2')
+  })
+
+  test('a failed background read leaves the entry to lapse; after the TTL the caller reads (and fails) itself', async () => {
+    now = 0
+    const values = cache()
+    expect(await values.get('k', async () => 'v1')).toBe('v1')
+    now = 4000
+    expect(await values.get('k', async () => Promise.reject(new Error('down')))).toBe('v1')
+    await Bun.sleep(0)
+    now = 5000
+    await expect(values.get('k', async () => Promise.reject(new Error('down')))).rejects.toThrow('down')
+  })
+
+  test('a value found forgotten while its read was under way is not kept; permanent values never lapse', async () => {
+    now = 0
+    const values = cache((value) => value === 'forever')
+    let release: (value: string) => void = () => {}
+    const pending = values.get('k', () => new Promise<string>((resolve) => (release = resolve)))
+    values.forget((value) => value === 'old')
+    release('old')
+    expect(await pending).toBe('old')
+    expect(await values.get('k', async () => 'new')).toBe('new')
+    expect(await values.get('p', async () => 'forever')).toBe('forever')
+    now = 1_000_000
+    expect(await values.get('p', async () => 'changed')).toBe('forever')
+  })
+})
