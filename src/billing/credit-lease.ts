@@ -1,7 +1,7 @@
 import type { DatabaseHandle } from '../db/client'
 import { describeDatabaseError, isTransientDatabaseError } from '../db/errors'
 import { retryingDeadlocks } from '../db/rows'
-import { InsufficientBalanceError } from '../errors/kinds'
+import { InsufficientBalanceError, QuotaExceededError } from '../errors/kinds'
 import { logEvent } from '../observability/log'
 import { newId } from '../util/ids'
 import type { Hold, HoldRequest } from './hold-book'
@@ -31,6 +31,10 @@ export interface CreditLeaseOptions {
 interface Lease {
   id: string
   walletId: string
+  /** Which calls draw from it: its wallet's, or (leaseKeyOf) one quota key's alone. */
+  key: string
+  /** A quota key's lease counts against this month (YYYY-MM) and serves calls only in it. */
+  quotaMonth: string | null
   /** What the database granted, and when. */
   granted: bigint
   takenAt: number
@@ -115,14 +119,14 @@ export class CreditLeases {
     this.sizer = new LeaseSizer(options.maxLease)
   }
 
-  /** A hold drawn from a lease on the payer's wallet, or undefined: the call is then held exactly. */
+  /** A hold drawn from a lease on the payer's wallet (a quota key's own lease), or undefined: the call is then held exactly. */
   async draw(request: HoldRequest): Promise<Hold | undefined> {
-    // A key with a monthly quota counts each open hold against its month: those stay exact.
     // A call larger than a whole lease is held on its own rather than churning leases.
-    if (this.stopped || request.payer.monthlyQuota !== null || request.amount <= 0n || request.amount > this.options.maxLease) return undefined
+    if (this.stopped || request.amount <= 0n || request.amount > this.options.maxLease) return undefined
     const walletId = request.payer.walletId
+    const key = leaseKeyOf(request.payer)
     if (this.isRecalled(walletId)) return undefined
-    const drawable = this.current.get(walletId)
+    const drawable = this.current.get(key)
     if (drawable && this.canDraw(drawable, request.amount)) return this.drawFrom(drawable, request)
     // A burst of calls on a wallet can use up a new lease while it is being taken: the calls
     // left over take the next, larger one (lease-sizing.ts) rather than a hold each.
@@ -131,7 +135,7 @@ export class CreditLeases {
       if (!lease || this.stopped || this.isRecalled(walletId)) return undefined
       // Others may have drawn from it, or given it back, while it was being taken.
       if (this.canDraw(lease, request.amount)) return this.drawFrom(lease, request)
-      const next = this.current.get(walletId)
+      const next = this.current.get(key)
       if (next && next !== lease && this.canDraw(next, request.amount)) return this.drawFrom(next, request)
     }
     return undefined
@@ -143,7 +147,7 @@ export class CreditLeases {
    * them and tries again for about 1.5 s while they give back theirs. Throws the last refusal
    * when the credit does not come.
    */
-  async retryRefused<T>(request: HoldRequest, retake: () => Promise<T>, refusal: InsufficientBalanceError): Promise<T> {
+  async retryRefused<T>(request: HoldRequest, retake: () => Promise<T>, refusal: LeaseableRefusal): Promise<T> {
     const walletId = request.payer.walletId
     // A wallet this low takes no new lease here for a while: a lease taken by another call
     // meanwhile would keep the very credit given back below.
@@ -153,7 +157,7 @@ export class CreditLeases {
       try {
         return await retake()
       } catch (error) {
-        if (!(error instanceof InsufficientBalanceError)) throw error
+        if (!isLeaseableRefusal(error)) throw error
         refused = error
       }
     }
@@ -163,7 +167,7 @@ export class CreditLeases {
       try {
         return await retake()
       } catch (error) {
-        if (!(error instanceof InsufficientBalanceError)) throw error
+        if (!isLeaseableRefusal(error)) throw error
         refused = error
       }
     }
@@ -186,7 +190,7 @@ export class CreditLeases {
       logEvent('warn', 'a credit lease was expired by a sweep while in use', { lease_id: id })
       lease.retired = true
       this.open.delete(id)
-      if (this.current.get(lease.walletId) === lease) this.current.delete(lease.walletId)
+      if (this.current.get(lease.key) === lease) this.current.delete(lease.key)
     }
   }
 
@@ -206,7 +210,7 @@ export class CreditLeases {
       // Its charge did not land (given up, or the lease had expired): the lease draws no more,
       // and what the database still holds of it goes back with its release or the sweep.
       lease.retired = true
-      if (this.current.get(lease.walletId) === lease) this.current.delete(lease.walletId)
+      if (this.current.get(lease.key) === lease) this.current.delete(lease.key)
     }
     lease.lastUsed = this.options.now()
     if (lease.retired && lease.committed === 0n && this.open.has(lease.id)) void this.release(lease, null)
@@ -232,12 +236,12 @@ export class CreditLeases {
    */
   async returnUnused(walletId: string): Promise<boolean> {
     // A lease being taken right now would hold credit this call may need: it is counted too.
-    await this.taking.get(walletId)
+    await Promise.all([...this.taking].filter(([key]) => walletOfLeaseKey(key) === walletId).map(([, taking]) => taking))
     let returned = false
     for (const lease of [...this.open.values()]) {
       if (lease.walletId !== walletId) continue
       lease.retired = true
-      if (this.current.get(walletId) === lease) this.current.delete(walletId)
+      if (this.current.get(lease.key) === lease) this.current.delete(lease.key)
       const unused = lease.amount - lease.committed
       if (unused <= 0n) continue
       returned = (await this.release(lease, lease.committed === 0n ? null : unused)) || returned
@@ -260,7 +264,7 @@ export class CreditLeases {
     const idleSince = this.options.now() - this.idleMs
     for (const lease of [...this.open.values()]) {
       if (lease.committed !== 0n || lease.lastUsed > idleSince) continue
-      if (this.current.get(lease.walletId) === lease) this.sizer.forget(lease.walletId)
+      if (this.current.get(lease.key) === lease) this.sizer.forget(lease.key)
       await this.release(lease, null)
     }
   }
@@ -321,7 +325,9 @@ export class CreditLeases {
 
   /** A lease serves a draw while it is current, has the credit left, and its hold is surely still in the database. */
   private canDraw(lease: Lease, amount: bigint): boolean {
-    return !lease.retired && lease.amount - lease.committed >= amount && this.options.now() < lease.expiresAt
+    const now = this.options.now()
+    if (lease.quotaMonth !== null && lease.quotaMonth !== monthKey(new Date(now))) return false
+    return !lease.retired && lease.amount - lease.committed >= amount && now < lease.expiresAt
   }
 
   private drawFrom(lease: Lease, request: HoldRequest): Hold {
@@ -335,26 +341,31 @@ export class CreditLeases {
 
   /** Takes a new lease for the request's wallet, or joins the one being taken. */
   private newLease(request: HoldRequest): Promise<Lease | undefined> {
-    const walletId = request.payer.walletId
-    const under = this.taking.get(walletId)
+    const key = leaseKeyOf(request.payer)
+    const under = this.taking.get(key)
     if (under) return under
-    const taking = this.takeLease(request).finally(() => this.taking.delete(walletId))
-    this.taking.set(walletId, taking)
+    const taking = this.takeLease(request).finally(() => this.taking.delete(key))
+    this.taking.set(key, taking)
     return taking
   }
 
   private async takeLease(request: HoldRequest): Promise<Lease | undefined> {
     const { walletId } = request.payer
+    const key = leaseKeyOf(request.payer)
+    const quota = key !== walletId
     const now = new Date(this.options.now())
     const id = newId('lease')
-    const payer: Payer = { ...request.payer, keyId: null, env: null, monthlyQuota: null, tokensPerMinute: null }
+    // A wallet's lease serves every key of the wallet: it names none. A quota key's is its own.
+    const payer: Payer = quota
+      ? { ...request.payer, tokensPerMinute: null }
+      : { ...request.payer, keyId: null, env: null, monthlyQuota: null, tokensPerMinute: null }
     let granted: bigint
     try {
       granted = await retryingDeadlocks(() =>
         takeLeaseAtomically(this.database, {
           id,
           payer,
-          wanted: this.sizer.wanted(walletId, request.amount),
+          wanted: this.sizer.wanted(key, request.amount),
           minimum: request.amount,
           share: this.share,
           instanceId: this.options.instanceId,
@@ -374,6 +385,8 @@ export class CreditLeases {
     const lease: Lease = {
       id,
       walletId,
+      key,
+      quotaMonth: quota ? monthKey(now) : null,
       granted,
       takenAt: now.getTime(),
       drawn: 0n,
@@ -388,11 +401,11 @@ export class CreditLeases {
       // Leases left over are the sweep's: they never keep a process from exiting.
       this.checkTimer.unref()
     }
-    const previous = this.current.get(walletId)
+    const previous = this.current.get(key)
     this.open.set(id, lease)
-    this.current.set(walletId, lease)
+    this.current.set(key, lease)
     if (previous) {
-      this.sizer.replaced(walletId, previous.granted, previous.drawn, now.getTime() - previous.takenAt)
+      this.sizer.replaced(key, previous.granted, previous.drawn, now.getTime() - previous.takenAt)
       previous.retired = true
       if (previous.committed === 0n) void this.release(previous, null)
     }
@@ -405,7 +418,7 @@ export class CreditLeases {
     if (whole) {
       // No draw can come in meanwhile: the lease leaves every map before the statement runs.
       this.open.delete(lease.id)
-      if (this.current.get(lease.walletId) === lease) this.current.delete(lease.walletId)
+      if (this.current.get(lease.key) === lease) this.current.delete(lease.key)
     } else lease.amount -= amount
     const releasing = retryingDeadlocks(() => releaseLeaseAtomically(this.database, lease.id, amount, new Date(this.options.now())))
       .then(() => true)
@@ -413,7 +426,7 @@ export class CreditLeases {
         // Whether it landed is unknown: the lease draws no more, and what the database still
         // holds of it goes back with its last release or, failing that, by the sweep.
         lease.retired = true
-        if (this.current.get(lease.walletId) === lease) this.current.delete(lease.walletId)
+        if (this.current.get(lease.key) === lease) this.current.delete(lease.key)
         logEvent('warn', 'could not give back a credit lease; the sweep will', { lease_id: lease.id, error: describeDatabaseError(error) })
         return false
       })
@@ -421,4 +434,21 @@ export class CreditLeases {
     this.releasing.add(releasing)
     return releasing
   }
+}
+
+/** A refusal a lease may have caused: credit or quota room that leases keep unused. */
+export type LeaseableRefusal = InsufficientBalanceError | QuotaExceededError
+
+export function isLeaseableRefusal(error: unknown): error is LeaseableRefusal {
+  return error instanceof InsufficientBalanceError || error instanceof QuotaExceededError
+}
+
+/** The lease a payer's calls draw from: its wallet's, or a key with a monthly quota's own (its holds count against its month). */
+function leaseKeyOf(payer: Payer): string {
+  return payer.monthlyQuota !== null && payer.keyId !== null ? `${payer.walletId}/${payer.keyId}` : payer.walletId
+}
+
+function walletOfLeaseKey(key: string): string {
+  const slash = key.indexOf('/')
+  return slash < 0 ? key : key.slice(0, slash)
 }

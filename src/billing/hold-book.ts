@@ -1,12 +1,12 @@
 import type { Database, DatabaseHandle } from '../db/client'
 import { describeDatabaseError, isTransientDatabaseError } from '../db/errors'
-import { InsufficientBalanceError, InvalidRequestError } from '../errors/kinds'
+import { InvalidRequestError } from '../errors/kinds'
 import { logEvent } from '../observability/log'
 import { timedBatch } from '../observability/metrics'
 import { newId } from '../util/ids'
 import { retryingDeadlocks } from '../db/rows'
 import { Batcher } from './batcher'
-import type { CreditLeases } from './credit-lease'
+import { type CreditLeases, isLeaseableRefusal } from './credit-lease'
 import { chargeLapsedCallsAtomically, type LapsedCharge } from './lapsed-charges'
 import { chargeLeasesAtomically } from './lease-statements'
 import { MAX_HOLD_MICROS } from './money'
@@ -121,8 +121,8 @@ export class HoldBook {
     try {
       hold = await this.takes.submit(request)
     } catch (error) {
-      // Credit that leases keep unused must not refuse a call a lease-less gateway would take.
-      if (!(error instanceof InsufficientBalanceError && leases)) throw error
+      // Credit or quota room that leases keep unused must not refuse a call a lease-less gateway would take.
+      if (!(isLeaseableRefusal(error) && leases)) throw error
       hold = await leases.retryRefused(request, () => this.takes.submit(request), error)
     }
     this.renewing.set(hold.id, Number.POSITIVE_INFINITY)

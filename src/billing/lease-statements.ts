@@ -14,7 +14,10 @@ const timeParam = (value: Date) => sql`${value.toISOString()}::timestamptz`
 
 export interface LeaseRequest {
   id: string
-  /** The wallet's payer; a lease carries no key (every key of the wallet draws from it). */
+  /**
+   * The wallet's payer. A lease carries no key (every key of the wallet draws from it) unless
+   * the key has a monthly quota: then the lease is that key's alone and counts against its month.
+   */
   payer: Payer
   /** At most this much is leased... */
   wanted: bigint
@@ -33,32 +36,50 @@ export interface LeaseRequest {
 /**
  * Takes a lease: the wallet's `held` grows by the grant, which is `wanted` capped at
  * 1/share of the wallet's available credit, but only when that still covers `minimum`; the hold
- * row and its `hold` ledger entry are written in the same statement. Returns the grant, or
- * 0n when the wallet is too low to lease or was recalled lately (the caller then holds exactly).
+ * row and its `hold` ledger entry are written in the same statement. A key with a monthly quota
+ * takes a lease of its own: the grant is also capped at 1/share of what its month has left
+ * (quota minus charged and held), and its month's `held` grows by it, so the lease counts
+ * against the quota like the holds it stands for. Returns the grant, or 0n when the wallet (or
+ * the key's month) is too low to lease or was recalled lately (the caller then holds exactly).
  */
 export async function takeLeaseAtomically(database: Pick<DatabaseHandle, 'rows'>, lease: LeaseRequest): Promise<bigint> {
   const { payer } = lease
+  const quota = payer.monthlyQuota !== null && payer.keyId !== null ? { keyId: payer.keyId, limit: payer.monthlyQuota } : undefined
+  // The key's month: made first if missing (a statement of its own: a row written in a statement
+  // is not visible to the rest of it), then locked after the wallet, the lock order of every
+  // billing statement, to see what it has left.
+  if (quota) await database.rows(sql`insert into key_spend (key_id, month, held, charged) values (${quota.keyId}, ${lease.month}, 0, 0) on conflict do nothing`)
+  const room = quota
+    ? sql`(select ${bigintParam(quota.limit)} - charged - held from key_spend where key_id = ${quota.keyId} and month = ${lease.month} for update)`
+    : sql`null::bigint`
   const [row] = await database.rows<{ granted: string }>(sql`
-    with offer as (
-      select id, least(${bigintParam(lease.wanted)}, (balance - held) / ${bigintParam(lease.share)}) as granted
-      from wallets where id = ${payer.walletId}
+    with wallet_row as (
+      select id, balance - held as available from wallets where id = ${payer.walletId}
         and (leases_recalled_at is null or leases_recalled_at < ${timeParam(lease.recalledSince)})
       for update
+    ),
+    offer as (
+      select id, least(${bigintParam(lease.wanted)}, available / ${bigintParam(lease.share)}, ${room} / ${bigintParam(lease.share)}) as granted
+      from wallet_row
     ),
     wallet as (
       update wallets w set held = w.held + offer.granted from offer
       where w.id = offer.id and offer.granted >= ${bigintParam(lease.minimum)}
       returning offer.granted
     ),
+    spend as (
+      update key_spend s set held = s.held + wallet.granted from wallet
+      where s.key_id = ${quota?.keyId ?? null} and s.month = ${lease.month}
+    ),
     new_hold as (
       insert into holds (id, request_id, wallet_id, payer_type, account_id, key_id, user_id, user_sub, env, amount, model, route, instance_id, month, created_at, expires_at)
-      select ${lease.id}, ${lease.id}, ${payer.walletId}, ${payer.type}, ${payer.accountId}, null, ${payer.type === 'user_allotment' ? payer.ownerId : null},
-        ${payer.userSub}, null, granted, '', '', ${lease.instanceId}, ${lease.month}, ${timeParam(lease.now)}, ${timeParam(lease.expiresAt)}
+      select ${lease.id}, ${lease.id}, ${payer.walletId}, ${payer.type}, ${payer.accountId}, ${quota?.keyId ?? null}, ${payer.type === 'user_allotment' ? payer.ownerId : null},
+        ${payer.userSub}, ${quota ? payer.env : null}, granted, '', '', ${lease.instanceId}, ${lease.month}, ${timeParam(lease.now)}, ${timeParam(lease.expiresAt)}
       from wallet
     ),
     entry as (
-      insert into ledger_entries (kind, amount, wallet_id, payer_type, account_id, user_sub, request_id, hold_id, created_at)
-      select 'hold', granted, ${payer.walletId}, ${payer.type}, ${payer.accountId}, ${payer.userSub}, ${lease.id}, ${lease.id}, ${timeParam(lease.now)}
+      insert into ledger_entries (kind, amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, hold_id, created_at)
+      select 'hold', granted, ${payer.walletId}, ${payer.type}, ${payer.accountId}, ${quota?.keyId ?? null}, ${payer.userSub}, ${quota ? payer.env : null}, ${lease.id}, ${lease.id}, ${timeParam(lease.now)}
       from wallet
     )
     select granted::text from wallet`)
@@ -102,22 +123,26 @@ export function chargeColumns(item: Omit<LeasedCharge, 'leaseId'>) {
  * the keys' month totals and the usage rollup follow, and each call gets its `charge` entry,
  * naming the lease as its hold. A lease that is gone (expired by a sweep after its instance
  * could not renew it for the hold TTL) is left out and moves no money: its calls are charged by
- * chargeLapsedCallsAtomically (lapsed-charges.ts) instead. Returns the leases charged.
+ * chargeLapsedCallsAtomically (lapsed-charges.ts) instead. A call already charged (an earlier
+ * attempt committed and its answer was lost) is left out too. Returns the leases charged.
  */
 export async function chargeLeasesAtomically(database: Pick<DatabaseHandle, 'rows'>, items: LeasedCharge[], now: Date, month: string): Promise<Set<string>> {
   const input = JSON.stringify(items.map((item) => ({ lease_id: item.leaseId, ...chargeColumns(item) })))
   const rows = await database.rows<{ id: string }>(sql`
-    with input as (
+    with given as (
       select * from jsonb_to_recordset(${input}::text::jsonb) as i(lease_id text, wallet_id text, payer_type text, account_id text, key_id text,
         user_sub text, env text, request_id text, cost bigint, charged bigint, usage jsonb, model text, provider text)
     ),
+    -- A call whose charge an earlier attempt committed (its answer lost) is not charged again:
+    -- its lease still exists, so nothing else would tell.
+    input as (select * from given g where not exists (select 1 from ledger_entries e where e.request_id = g.request_id and e.kind = 'charge')),
     lease_totals as (select lease_id, sum(charged) as charged from input group by lease_id),
     leases as (
       update holds h set amount = h.amount - t.charged from lease_totals t
       where h.id = t.lease_id and h.amount >= t.charged
-      returning h.id, h.wallet_id
+      returning h.id, h.wallet_id, h.key_id as lease_key_id, h.month as lease_month
     ),
-    charged as (select i.* from input i join leases l on l.id = i.lease_id),
+    charged as (select i.*, l.lease_key_id, l.lease_month from input i join leases l on l.id = i.lease_id),
     wallet_totals as (select wallet_id, sum(charged) as charged from charged group by wallet_id),
     wallets_updated as (
       update wallets w set held = w.held - t.charged, balance = w.balance - t.charged from wallet_totals t where w.id = t.wallet_id
@@ -125,10 +150,13 @@ export async function chargeLeasesAtomically(database: Pick<DatabaseHandle, 'row
     ),
     -- The lock order of every billing statement: holds, wallets, key months, rollups.
     wallets_done as (select count(*) as n from wallets_updated),
+    -- A quota key's own lease counted in its month's held: what it charges moves from held to charged there.
     spend as (
       insert into key_spend (key_id, month, held, charged)
-      select key_id, ${month}, 0, sum(charged) from charged, wallets_done where key_id is not null group by key_id
-      on conflict (key_id, month) do update set charged = key_spend.charged + excluded.charged
+      select key_id, coalesce(case when lease_key_id is not null then lease_month end, ${month}) as spend_month,
+        -sum(case when lease_key_id is not null then charged else 0 end), sum(charged)
+      from charged, wallets_done where key_id is not null group by key_id, spend_month
+      on conflict (key_id, month) do update set held = key_spend.held + excluded.held, charged = key_spend.charged + excluded.charged
       returning key_id
     ),
     spend_done as (select count(*) as n from spend),
@@ -149,17 +177,24 @@ export async function chargeLeasesAtomically(database: Pick<DatabaseHandle, 'row
  * was given back; 0n when the lease is gone (a sweep expired it and gave its amount back).
  */
 export async function releaseLeaseAtomically(database: Pick<DatabaseHandle, 'rows'>, leaseId: string, amount: bigint | null, now: Date): Promise<bigint> {
+  const columns = sql`id, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, month`
   const lease =
     amount === null
-      ? sql`delete from holds where id = ${leaseId} returning id, wallet_id, payer_type, account_id, user_sub, request_id, amount as released`
+      ? sql`delete from holds where id = ${leaseId} returning ${columns}, amount as released`
       : sql`update holds set amount = amount - ${bigintParam(amount)} where id = ${leaseId} and amount >= ${bigintParam(amount)}
-          returning id, wallet_id, payer_type, account_id, user_sub, request_id, ${bigintParam(amount)} as released`
+          returning ${columns}, ${bigintParam(amount)} as released`
   const [row] = await database.rows<{ released: string }>(sql`
     with lease as (${lease}),
     wallet as (update wallets w set held = w.held - lease.released from lease where w.id = lease.wallet_id returning w.id),
+    wallet_done as (select count(*) as n from wallet),
+    -- A quota key's own lease gives back what it counted in its month.
+    spend as (
+      update key_spend s set held = s.held - lease.released from lease, wallet_done
+      where lease.key_id is not null and s.key_id = lease.key_id and s.month = lease.month
+    ),
     entry as (
-      insert into ledger_entries (kind, amount, wallet_id, payer_type, account_id, user_sub, request_id, hold_id, created_at)
-      select 'release', released, wallet_id, payer_type, account_id, user_sub, request_id, id, ${timeParam(now)} from lease where released > 0
+      insert into ledger_entries (kind, amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, hold_id, created_at)
+      select 'release', released, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, id, ${timeParam(now)} from lease where released > 0
     )
     select released::text from lease`)
   return row ? BigInt(row.released) : 0n

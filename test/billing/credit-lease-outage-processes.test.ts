@@ -47,7 +47,6 @@ describe.skipIf(!postgres)('credit lease: two processes through an outage longer
         ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl),
         DATABASE_URL: proxy.urlFor(database.url ?? ''),
         TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN,
-        TOLLGATE_CREDIT_LEASE: '1',
         TOLLGATE_HOLD_TTL_SECONDS: '2',
         TOLLGATE_WORKERS: '1',
       }

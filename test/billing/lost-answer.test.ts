@@ -21,6 +21,8 @@ for (const kind of testDatabases) {
     const upstream = new MockUpstream()
     let database: FreshDatabase
     let harness: TestGateway
+    /** The same in the default configuration: calls drawn from credit leases. */
+    let leased: TestGateway
     /** Closings to commit and then fail, as a connection lost after the commit does. */
     let answersToLose = 0
 
@@ -28,7 +30,9 @@ for (const kind of testDatabases) {
       upstream.start()
       database = await kind.open()
       const lossy = <Row>(query: SQL): Promise<Row[]> => {
-        const closing = dialect.sqlToQuery(query).sql.includes('delete from holds h using input')
+        const text = dialect.sqlToQuery(query).sql
+        // An exact hold's closing, or the charge of a call drawn from a credit lease.
+        const closing = text.includes('delete from holds h using input') || text.includes('lease_totals as')
         if (!closing || answersToLose === 0) return database.rows<Row>(query)
         answersToLose--
         return database.rows<Row>(query).then(() => {
@@ -36,9 +40,14 @@ for (const kind of testDatabases) {
         })
       }
       harness = startGateway({ ...database, rows: lossy }, { config: testConfig(mockCatalogEnv(upstream.baseUrl, upstream.baseUrl)) })
+      leased = startGateway(
+        { ...database, rows: lossy },
+        { config: testConfig({ ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl), TOLLGATE_CREDIT_LEASE: undefined }) },
+      )
     })
     afterAll(async () => {
       harness.services.close()
+      leased.services.close()
       upstream.stop()
       await database.close()
     })
@@ -65,6 +74,29 @@ for (const kind of testDatabases) {
         sql`select sum(requests)::text as requests from usage_rollups where account_id = ${accountId}`,
       )
       expect(rollup?.requests).toBe('1')
+      await expectBooksBalance(database.db)
+    }, 30_000)
+
+    test('a leased charge whose answer was lost is not charged again by the retry (its lease is still there): one charge entry, the books exact', async () => {
+      const { key, accountId } = await leased.key()
+      upstream.always({ usage: { prompt_tokens: 40, completion_tokens: 7 } })
+      const send = () =>
+        leased.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }] } })
+      // The first call takes the lease; the second's charge commits and its answer is lost.
+      expect((await send()).status).toBe(200)
+      expect(await leased.services.holds.landPending(10_000)).toBe(true)
+      answersToLose = 1
+      expect((await send()).status).toBe(200)
+      expect(await leased.services.holds.landPending(10_000)).toBe(true)
+      expect(answersToLose).toBe(0)
+      const entries = await queryRows<{ request_id: string; amount: string }>(
+        database.db,
+        sql`select request_id, amount::text as amount from ledger_entries where account_id = ${accountId} and kind = 'charge'`,
+      )
+      expect(entries.map((entry) => entry.amount)).toEqual(['54', '54'])
+      expect(new Set(entries.map((entry) => entry.request_id)).size).toBe(2)
+      const wallet = (await leased.admin('GET', `/accounts/${accountId}`)).json.wallet
+      expect(wallet.balance).toBeCloseTo(100 - 108 / 1e6, 9)
       await expectBooksBalance(database.db)
     }, 30_000)
   })
