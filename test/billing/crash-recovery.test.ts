@@ -99,7 +99,11 @@ describe('crash recovery', () => {
           })
           expect(slow.status).toBe(200)
           // Its hold (a credit lease, the default) was renewed past the TTL and is given back within 2 s of the call.
-          for (let i = 0; i < 60 && (wallet = await walletOf(survivor, accountId)).held !== 0; i++) await Bun.sleep(50)
+          wallet = await walletOf(survivor, accountId)
+          for (let i = 0; i < 60 && wallet.held !== 0; i++) {
+            await Bun.sleep(50)
+            wallet = await walletOf(survivor, accountId)
+          }
           expect(wallet).toEqual({ balance: 1 - 30 / 1e6, held: 0, available: 1 - 30 / 1e6 })
         } finally {
           await survivor.stop()
