@@ -120,7 +120,7 @@ async function firstAnswer<R extends Route>(
         ...(upstream.spanId ? { spanId: upstream.spanId } : {}),
       })
     const controller = new AbortController()
-    const abort = () => controller.abort()
+    const abort = aborterOf(controller)
     clientSignal.addEventListener('abort', abort, { once: true })
     let timedOut = false
     const timer = setTimeout(() => {
@@ -148,6 +148,15 @@ async function firstAnswer<R extends Route>(
     clientSignal.removeEventListener('abort', abort)
   }
   throw lastError ?? new UpstreamError('No upstream answered.')
+}
+
+/**
+ * Aborts one upstream call. Made outside firstAnswer: the client's signal and a stream's relay
+ * keep it until the stream ends, and a closure made in that async function would keep every
+ * variable of the request's flow (its body, its plan, its routes) alive with it.
+ */
+function aborterOf(controller: AbortController): () => void {
+  return () => controller.abort()
 }
 
 function isRetryableStatus(status: number): boolean {
