@@ -101,6 +101,35 @@ describe('native streams: framing and observation', () => {
     for (let split = 1; split < bytes.length; split += 3) expect(await relayText([bytes.slice(0, split), bytes.slice(split)], chatObserver())).toEqual(expected)
   })
 
+  test('chat: a chunk read by the frame of the one before shows and counts as a chunk scanned alone', () => {
+    // Each chunk through one observer (frames reused) and through a fresh observer each (every chunk scanned).
+    const events = [
+      chunk('{"role":"assistant","content":"","refusal":null}'),
+      chunk('{"content":"Hello"}'),
+      chunk('{"content":", wörld"}'),
+      chunk('{"content":""}'),
+      chunk('{"content":"a \\"quote\\""}'),
+      chunk('{"content":"back\\\\slash"}'),
+      chunk('{"content":"error"}'),
+      chunk('{"content":"tool_calls"}'),
+      chunk('{"content":"after"}'),
+      chunk('{"content":"other","refusal":null}'),
+      chunk('{"content":"x"}').replace('chatcmpl-1', 'chatcmpl-2'),
+      chunk('{"content":"y"}').replace('"usage":null', '"usage":{"prompt_tokens":3}'),
+      chunk('{"content":"z"}'),
+    ].map((text) => ({ data: text.slice(6, -2), raw: text }))
+    const reused = chatObserver()
+    let tokensAlone = 0
+    for (const [index, event] of events.entries()) {
+      const alone = chatObserver()
+      expect(reused.step(event)).toEqual(alone.step(event))
+      // Before the chunk that reports usage, the estimate is the sum of each chunk's alone.
+      tokensAlone += alone.soFar().usage.outputTokens
+      if (index < events.length - 2) expect(reused.soFar().usage.outputTokens).toBe(tokensAlone)
+    }
+    expect(tokensAlone).toBeGreaterThan(0)
+  })
+
   test('chat: the scanned chunk is what a parse and a rewrite would show, with the same content', () => {
     const shownJson = JSON.stringify('test/cheap')
     const cases = [
