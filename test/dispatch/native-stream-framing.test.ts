@@ -6,7 +6,7 @@ import type { StreamObserver } from '../../src/dispatch/surface'
 import { UpstreamError } from '../../src/errors/kinds'
 import { type FramedSseEvent, MAX_SSE_EVENT_CHARS } from '../../src/http/sse'
 import { observeChatStream, scanPlainChunk } from '../../src/surfaces/chat-completions/observe-native'
-import { observeMessagesStream } from '../../src/surfaces/messages/observe-native'
+import { observeMessagesStream, plainTextDelta } from '../../src/surfaces/messages/observe-native'
 
 const encoder = new TextEncoder()
 
@@ -156,6 +156,23 @@ describe('native streams: framing and observation', () => {
       `{${base},"error":{"message":"boom"}}`,
     ])
       expect(scanPlainChunk(data, shownJson)).toBeUndefined()
+  })
+
+  test('messages: a text delta read in place is the text a parse reads; anything else is left to the parse', () => {
+    const delta = (index: number, inner: object) => JSON.stringify({ type: 'content_block_delta', index, delta: inner })
+    const plain = [delta(0, { type: 'text_delta', text: 'Hello ' }), delta(12, { type: 'text_delta', text: '' }), delta(3, { type: 'text_delta', text: 'wörld 😀 }}' })]
+    for (const data of plain) expect(plainTextDelta(data)).toBe(JSON.parse(data).delta.text)
+    for (const data of [
+      delta(0, { type: 'text_delta', text: 'a "quote"' }),
+      delta(0, { type: 'text_delta', text: 'back\\slash\n' }),
+      delta(0, { type: 'thinking_delta', thinking: 'hmm' }),
+      delta(0, { type: 'input_json_delta', partial_json: '{"a":' }),
+      delta(0, { type: 'text_delta', text: 'x', extra: 1 }),
+      '{"type":"content_block_delta","index":,"delta":{"type":"text_delta","text":"x"}}',
+      '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"}}',
+      '{"type":"content_block_delta", "index":0,"delta":{"type":"text_delta","text":"x"}}',
+    ])
+      expect(plainTextDelta(data)).toBeUndefined()
   })
 
   test('messages: events pass through byte for byte except message_start and the held message_delta', async () => {
