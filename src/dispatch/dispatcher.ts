@@ -2,8 +2,8 @@ import { GatewayError } from '../errors/gateway-error'
 import type { ResolvedModel } from '../catalog/resolve-model'
 import type { RequestRecord } from '../observability/request-record'
 import { NoRouteAvailableError, UpstreamError, UpstreamTimeoutError } from '../errors/kinds'
-import { watchIdle } from '../http/idle-timeout'
-import { readJsonObject } from '../http/upstream-json'
+import { readWithinSilence } from '../http/idle-timeout'
+import { readJsonObjectBytes } from '../http/upstream-json'
 import { adapterFor } from '../providers/registry'
 import type { Services } from '../services'
 import { BilledCall } from './billed-call'
@@ -186,8 +186,7 @@ export async function deliverConversation<Capability>(
     return relayStream(iterableSource(parts), observeTranslated(encoding.encodeStream(), encoding.inputTokens), relayed)
   }
   // A whole answer is bounded by the same silence limit as a stream: headers alone prove nothing.
-  const body = watchIdle(upstreamBody, idleMs, answer.abort)
-  const whole = await readJsonObject(new Response(body, answer.response))
+  const whole = await readJsonObjectBytes(readWithinSilence(upstreamBody, idleMs, answer.abort))
   if (route.mode === 'translated') {
     const translated = route.translate.readAnswer(whole)
     const settled = await call.settle(servedBy, translated.usage, 'provider')
