@@ -160,7 +160,11 @@ describe('native streams: framing and observation', () => {
 
   test('messages: a text delta read in place is the text a parse reads; anything else is left to the parse', () => {
     const delta = (index: number, inner: object) => JSON.stringify({ type: 'content_block_delta', index, delta: inner })
-    const plain = [delta(0, { type: 'text_delta', text: 'Hello ' }), delta(12, { type: 'text_delta', text: '' }), delta(3, { type: 'text_delta', text: 'wörld 😀 }}' })]
+    const plain = [
+      delta(0, { type: 'text_delta', text: 'Hello ' }),
+      delta(12, { type: 'text_delta', text: '' }),
+      delta(3, { type: 'text_delta', text: 'wörld 😀 }}' }),
+    ]
     for (const data of plain) expect(plainTextDelta(data)).toBe(JSON.parse(data).delta.text)
     for (const data of [
       delta(0, { type: 'text_delta', text: 'a "quote"' }),
