@@ -16,7 +16,7 @@ import { swaggerEndpoints } from './endpoints/swagger'
 import { walletEndpoint } from './endpoints/wallet'
 import { usageEndpoint } from './endpoints/usage'
 import { metricsSink } from './observability/metrics'
-import { CLIENT_CLOSED_STATUS, outcomeOfStatus, RequestRecord } from './observability/request-record'
+import { CLIENT_CLOSED_STATUS, outcomeOfStatus, RequestRecord, type RequestRecordSink } from './observability/request-record'
 import { Tracing } from './observability/tracing'
 import type { Services } from './services'
 import { surfaceEndpoints } from './surfaces'
@@ -60,21 +60,29 @@ export function createApp(services: Services, options: { log?: LogSink; version?
     .use(adminEnabled ? consoleEndpoints(services) : new Elysia({ name: 'endpoints/console-disabled' }))
   methods = new EndpointMethods(app.routes)
   const metrics = metricsSink((id) => services.catalog.model(id) !== undefined || services.catalog.alias(id) !== undefined)
+  /**
+   * Where one request's record goes when it ends: the log, metrics and traces. Made out here, not
+   * in `handle`: a stream keeps its record alive to its last byte, and closures made in `handle`
+   * would keep all of the request's scope (the request, its answer) alive with it.
+   */
+  const sinkOf = (context: RequestContext): RequestRecordSink => ({
+    streamOpened: (opened) => metrics.streamOpened(opened),
+    finished: (finished) => {
+      logRequest(options.log, finished, context.caller, services.config.logLevel)
+      metrics.finished(finished)
+      tracing?.finished(finished)
+    },
+  })
 
   return {
     endpoints: app.routes.map((endpoint) => ({ method: endpoint.method, path: endpoint.path })),
     flushTraces: async (timeoutMs) => tracing?.flush(timeoutMs),
     async handle(request) {
       const requestId = newId('req')
-      const record: RequestRecord = new RequestRecord(requestId, request.method, {
-        streamOpened: (opened) => metrics.streamOpened(opened),
-        finished: (finished) => {
-          logRequest(options.log, finished, requestContext.caller, services.config.logLevel)
-          metrics.finished(finished)
-          tracing?.finished(finished)
-        },
-      })
-      const requestContext: RequestContext = { requestId, record }
+      // The record's sink reads the caller the context learns later; both are made here, together.
+      const requestContext = { requestId } as RequestContext
+      const record = new RequestRecord(requestId, request.method, sinkOf(requestContext))
+      requestContext.record = record
       attachContext(request, requestContext)
       const pathname = pathOf(request)
       record.pathTemplate = methods.template(pathname ?? '/')

@@ -1,5 +1,6 @@
-import { sql, type SQL } from 'drizzle-orm'
+import { sql } from 'drizzle-orm'
 import type { DatabaseHandle } from '../db/client'
+import { FixedStatement } from '../db/fixed-statement'
 import type { Hold } from './hold-book'
 import { rollupHour, upsertRollup } from './usage-rollup'
 
@@ -12,8 +13,37 @@ import { rollupHour, upsertRollup } from './usage-rollup'
  * inputs call it `provider`, as the code does.
  */
 
-const bigintParam = (value: bigint) => sql`${value.toString()}::bigint`
-const timeParam = (value: Date) => sql`${value.toISOString()}::timestamptz`
+/** Where a run's value goes in a fixed statement (bigints and times are sent as text, and cast). */
+const value = (name: string) => sql.placeholder(name)
+
+const TAKE_HOLDS = new FixedStatement(
+  () => sql`
+    with input as (
+      select * from jsonb_to_recordset(${value('input')}::text::jsonb) as i(id text, request_id text, wallet_id text, payer_type text, account_id text,
+        key_id text, user_id text, user_sub text, env text, amount bigint, model text, provider text, month text)
+    ),
+    wallet as (
+      update wallets set held = held + ${value('total')}::bigint
+      where id = ${value('walletId')} and balance - held >= ${value('total')}::bigint
+      returning id
+    ),
+    new_holds as (
+      insert into holds (id, request_id, wallet_id, payer_type, account_id, key_id, user_id, user_sub, env, amount, model, route, instance_id, month, created_at, expires_at)
+      select id, request_id, wallet_id, payer_type, account_id, key_id, user_id, user_sub, env, amount, model, provider, ${value('instanceId')}, month, ${value('now')}::timestamptz, ${value('expiresAt')}::timestamptz
+      from input where exists (select 1 from wallet)
+    ),
+    entries as (
+      insert into ledger_entries (kind, amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, hold_id, model, route, created_at)
+      select 'hold', amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, id, model, provider, ${value('now')}::timestamptz
+      from input where exists (select 1 from wallet)
+    ),
+    spend as (
+      insert into key_spend (key_id, month, charged, held)
+      select key_id, month, 0, sum(amount) from input where key_id is not null and exists (select 1 from wallet) group by key_id, month
+      on conflict (key_id, month) do update set held = key_spend.held + excluded.held
+    )
+    select count(*)::int as taken from wallet`,
+)
 
 /**
  * Takes every hold of one wallet, all or none: the wallet's `held` grows by their sum only if
@@ -48,32 +78,7 @@ export async function takeHoldsAtomically(
     })),
   )
   const [row] = await database.rows<{ taken: number }>(
-    sql`
-    with input as (
-      select * from jsonb_to_recordset(${input}::text::jsonb) as i(id text, request_id text, wallet_id text, payer_type text, account_id text,
-        key_id text, user_id text, user_sub text, env text, amount bigint, model text, provider text, month text)
-    ),
-    wallet as (
-      update wallets set held = held + ${bigintParam(total)}
-      where id = ${walletId} and balance - held >= ${bigintParam(total)}
-      returning id
-    ),
-    new_holds as (
-      insert into holds (id, request_id, wallet_id, payer_type, account_id, key_id, user_id, user_sub, env, amount, model, route, instance_id, month, created_at, expires_at)
-      select id, request_id, wallet_id, payer_type, account_id, key_id, user_id, user_sub, env, amount, model, provider, ${instanceId}, month, ${timeParam(now)}, ${timeParam(expiresAt)}
-      from input where exists (select 1 from wallet)
-    ),
-    entries as (
-      insert into ledger_entries (kind, amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, hold_id, model, route, created_at)
-      select 'hold', amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, id, model, provider, ${timeParam(now)}
-      from input where exists (select 1 from wallet)
-    ),
-    spend as (
-      insert into key_spend (key_id, month, charged, held)
-      select key_id, month, 0, sum(amount) from input where key_id is not null and exists (select 1 from wallet) group by key_id, month
-      on conflict (key_id, month) do update set held = key_spend.held + excluded.held
-    )
-    select count(*)::int as taken from wallet`,
+    TAKE_HOLDS.with({ input, total: total.toString(), walletId, instanceId, now: now.toISOString(), expiresAt: expiresAt.toISOString() }),
   )
   return (row?.taken ?? 0) > 0
 }
@@ -103,14 +108,14 @@ export async function closeHoldsAtomically(database: Pick<DatabaseHandle, 'rows'
       billed: item.cost > 0n || item.usage !== null,
     })),
   )
-  const rows = await database.rows<{ id: string }>(closeStatement(input, now, month))
+  const rows = await database.rows<{ id: string }>(CLOSE_HOLDS.with({ input, now: now.toISOString(), hour: rollupHour(now).toISOString(), month }))
   return new Set(rows.map((row) => row.id))
 }
 
-function closeStatement(input: string, now: Date, month: string): SQL {
-  return sql`
+const CLOSE_HOLDS = new FixedStatement(
+  () => sql`
     with input as (
-      select * from jsonb_to_recordset(${input}::text::jsonb) as i(hold_id text, cost bigint, usage jsonb, model text, provider text, billed boolean)
+      select * from jsonb_to_recordset(${value('input')}::text::jsonb) as i(hold_id text, cost bigint, usage jsonb, model text, provider text, billed boolean)
     ),
     closed as (
       delete from holds h using input i where h.id = i.hold_id
@@ -128,7 +133,7 @@ function closeStatement(input: string, now: Date, month: string): SQL {
     spend_deltas as (
       select key_id, month, -amount as held, 0::bigint as charged from closed, wallets_done where key_id is not null
       union all
-      select key_id, ${month}, 0::bigint, charged from closed, wallets_done where key_id is not null
+      select key_id, ${value('month')}, 0::bigint, charged from closed, wallets_done where key_id is not null
     ),
     spend as (
       insert into key_spend (key_id, month, held, charged)
@@ -138,18 +143,18 @@ function closeStatement(input: string, now: Date, month: string): SQL {
     ),
     -- Rollup rows are locked last, after the wallets and key months (and in key order within).
     spend_done as (select count(*) as n from spend),
-    rollup as (${upsertRollup({ source: 'closed', after: 'spend_done', where: 'billed', hour: rollupHour(now), charged: 'charged', uncollected: 'cost - charged' })}
+    rollup as (${upsertRollup({ source: 'closed', after: 'spend_done', where: 'billed', hour: value('hour'), charged: 'charged', uncollected: 'cost - charged' })}
     ),
     entries as (
       insert into ledger_entries (kind, amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, hold_id, model, route, usage, uncollected, created_at)
-      select 'charge', charged, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, id, model, provider, usage, cost - charged, ${timeParam(now)}
+      select 'charge', charged, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, id, model, provider, usage, cost - charged, ${value('now')}::timestamptz
       from closed where billed
       union all
-      select 'release', amount - charged, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, id, nullif(model, ''), nullif(provider, ''), null, 0, ${timeParam(now)}
+      select 'release', amount - charged, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, id, nullif(model, ''), nullif(provider, ''), null, 0, ${value('now')}::timestamptz
       from closed where amount > charged
     )
-    select id from closed`
-}
+    select id from closed`,
+)
 
 /**
  * Which of these closings already have their charge entry: an earlier attempt committed, and

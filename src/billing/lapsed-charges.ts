@@ -46,7 +46,7 @@ export async function chargeLapsedCallsAtomically(database: Pick<DatabaseHandle,
       returning key_id
     ),
     spend_done as (select count(*) as n from spend),
-    rollup as (${upsertRollup({ source: 'priced', after: 'spend_done', hour: rollupHour(now), charged: 'collected', uncollected: 'cost - collected' })}
+    rollup as (${upsertRollup({ source: 'priced', after: 'spend_done', hour: rollupHour(now).toISOString(), charged: 'collected', uncollected: 'cost - collected' })}
     ),
     entries as (
       insert into ledger_entries (kind, amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, hold_id, model, route, usage, uncollected, created_at)

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import type { DatabaseHandle } from '../db/client'
+import { FixedStatement } from '../db/fixed-statement'
 import type { Payer } from './payer'
 import { rollupHour, upsertRollup } from './usage-rollup'
 
@@ -128,9 +129,14 @@ export function chargeColumns(item: Omit<LeasedCharge, 'leaseId'>) {
  */
 export async function chargeLeasesAtomically(database: Pick<DatabaseHandle, 'rows'>, items: LeasedCharge[], now: Date, month: string): Promise<Set<string>> {
   const input = JSON.stringify(items.map((item) => ({ lease_id: item.leaseId, ...chargeColumns(item) })))
-  const rows = await database.rows<{ id: string }>(sql`
+  const rows = await database.rows<{ id: string }>(CHARGE_LEASES.with({ input, now: now.toISOString(), hour: rollupHour(now).toISOString(), month }))
+  return new Set(rows.map((row) => row.id))
+}
+
+const CHARGE_LEASES = new FixedStatement(
+  () => sql`
     with given as (
-      select * from jsonb_to_recordset(${input}::text::jsonb) as i(lease_id text, wallet_id text, payer_type text, account_id text, key_id text,
+      select * from jsonb_to_recordset(${sql.placeholder('input')}::text::jsonb) as i(lease_id text, wallet_id text, payer_type text, account_id text, key_id text,
         user_sub text, env text, request_id text, cost bigint, charged bigint, usage jsonb, model text, provider text)
     ),
     -- A call whose charge an earlier attempt committed (its answer lost) is not charged again:
@@ -153,23 +159,22 @@ export async function chargeLeasesAtomically(database: Pick<DatabaseHandle, 'row
     -- A quota key's own lease counted in its month's held: what it charges moves from held to charged there.
     spend as (
       insert into key_spend (key_id, month, held, charged)
-      select key_id, coalesce(case when lease_key_id is not null then lease_month end, ${month}) as spend_month,
+      select key_id, coalesce(case when lease_key_id is not null then lease_month end, ${sql.placeholder('month')}) as spend_month,
         -sum(case when lease_key_id is not null then charged else 0 end), sum(charged)
       from charged, wallets_done where key_id is not null group by key_id, spend_month
       on conflict (key_id, month) do update set held = key_spend.held + excluded.held, charged = key_spend.charged + excluded.charged
       returning key_id
     ),
     spend_done as (select count(*) as n from spend),
-    rollup as (${upsertRollup({ source: 'charged', after: 'spend_done', hour: rollupHour(now), charged: 'charged', uncollected: 'cost - charged' })}
+    rollup as (${upsertRollup({ source: 'charged', after: 'spend_done', hour: sql.placeholder('hour'), charged: 'charged', uncollected: 'cost - charged' })}
     ),
     entries as (
       insert into ledger_entries (kind, amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, hold_id, model, route, usage, uncollected, created_at)
-      select 'charge', charged, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, lease_id, model, provider, usage, cost - charged, ${timeParam(now)}
+      select 'charge', charged, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, lease_id, model, provider, usage, cost - charged, ${sql.placeholder('now')}::timestamptz
       from charged
     )
-    select id from leases`)
-  return new Set(rows.map((row) => row.id))
-}
+    select id from leases`,
+)
 
 /**
  * Gives back part of a lease (`amount`), or all that is left of it (`amount` null: the hold row

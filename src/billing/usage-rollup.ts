@@ -1,4 +1,4 @@
-import { sql, type SQL } from 'drizzle-orm'
+import { type Placeholder, sql, type SQL } from 'drizzle-orm'
 
 /**
  * The per-hour usage rollup (docs/billing.md#usage-rollups) as SQL fragments for the statements
@@ -35,12 +35,20 @@ export function rollupHour(now: Date): Date {
  * in the same order and cannot deadlock each other; `after` names CTEs that must be done first
  * (the wallets and key months every billing statement locks before).
  */
-export function upsertRollup(options: { source: string; after?: string; where?: string; hour: Date; charged: string; uncollected: string }): SQL {
+export function upsertRollup(options: {
+  source: string
+  after?: string
+  where?: string
+  /** The rollup hour as ISO text (rollupHour), or where a fixed statement (db/fixed-statement.ts) puts it. */
+  hour: string | Placeholder<string>
+  charged: string
+  uncollected: string
+}): SQL {
   const from = options.after ? `${options.source}, ${options.after}` : options.source
   const tokens = TOKEN_FIELDS.map((field) => sql`sum(${tokenCount('usage', field)})`)
   return sql`
       insert into usage_rollups (hour, account_id, key_id, user_sub, model, requests, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost, uncollected)
-      select ${options.hour.toISOString()}::timestamptz, coalesce(account_id, ''), coalesce(key_id, ''), coalesce(user_sub, ''), coalesce(model, ''), count(*),
+      select ${options.hour}::timestamptz, coalesce(account_id, ''), coalesce(key_id, ''), coalesce(user_sub, ''), coalesce(model, ''), count(*),
         ${sql.join(tokens, sql`, `)}, sum(${sql.raw(options.charged)}), sum(${sql.raw(options.uncollected)})
       from ${sql.raw(from)} ${sql.raw(options.where ? `where ${options.where}` : '')}
       group by 2, 3, 4, 5

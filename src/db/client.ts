@@ -1,5 +1,5 @@
 import { PGlite } from '@electric-sql/pglite'
-import type { SQL } from 'drizzle-orm'
+import { is, SQL, type Query } from 'drizzle-orm'
 import { PgDialect, type PgDatabase, type PgQueryResultHKT } from 'drizzle-orm/pg-core'
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
@@ -20,8 +20,9 @@ export interface DatabaseHandle {
   /**
    * Runs a raw statement as a prepared statement where the driver supports it (postgres): the
    * hot billing statements are parsed and planned once per connection instead of every time.
+   * A rendered query (a FixedStatement's, db/fixed-statement.ts) is run as it is.
    */
-  rows<Row>(query: SQL): Promise<Row[]>
+  rows<Row>(query: SQL | Query): Promise<Row[]>
   /**
    * For admin reports and exports (ledger pages, usage summaries), which may scan far more
    * than a request's statements: on Postgres a small pool of their own whose statements may
@@ -66,7 +67,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
       return {
         db,
         kind: 'postgres',
-        rows: <Row>(query: SQL) => queryRows<Row>(db, query),
+        rows: async <Row>(query: SQL | Query) =>
+          is(query, SQL) ? queryRows<Row>(db, query) : ((await client.unsafe(query.sql, query.params as never[])) as unknown as Row[]),
         reports: db,
         close: () => client.end({ timeout: 5 }),
       }
@@ -80,8 +82,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
       db: drizzlePostgres(client as unknown as Sql, { schema }) as unknown as Database,
       reports: drizzlePostgres(reports as unknown as Sql, { schema }) as unknown as Database,
       kind: 'postgres',
-      rows: async <Row>(query: SQL) => {
-        const { sql, params } = dialect.sqlToQuery(query)
+      rows: async <Row>(query: SQL | Query) => {
+        const { sql, params } = is(query, SQL) ? dialect.sqlToQuery(query) : query
         return (await lane.unsafe(sql, params as never[], { prepare: true })) as unknown as Row[]
       },
       close: async () => {
@@ -94,7 +96,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   return {
     db,
     kind: 'pglite',
-    rows: <Row>(query: SQL) => queryRows<Row>(db, query),
+    rows: async <Row>(query: SQL | Query) => (is(query, SQL) ? queryRows<Row>(db, query) : (await client.query<Row>(query.sql, query.params)).rows),
     reports: db,
     close: () => client.close(),
   }

@@ -2,8 +2,8 @@ import { GatewayError } from '../errors/gateway-error'
 import type { ResolvedModel } from '../catalog/resolve-model'
 import type { RequestRecord } from '../observability/request-record'
 import { NoRouteAvailableError, UpstreamError, UpstreamTimeoutError } from '../errors/kinds'
-import { watchIdle } from '../http/idle-timeout'
-import { readJsonObject } from '../http/upstream-json'
+import { readWithinSilence } from '../http/idle-timeout'
+import { readJsonObjectBytes } from '../http/upstream-json'
 import { adapterFor } from '../providers/registry'
 import type { Services } from '../services'
 import { BilledCall } from './billed-call'
@@ -120,7 +120,7 @@ async function firstAnswer<R extends Route>(
         ...(upstream.spanId ? { spanId: upstream.spanId } : {}),
       })
     const controller = new AbortController()
-    const abort = () => controller.abort()
+    const abort = aborterOf(controller)
     clientSignal.addEventListener('abort', abort, { once: true })
     let timedOut = false
     const timer = setTimeout(() => {
@@ -150,6 +150,15 @@ async function firstAnswer<R extends Route>(
   throw lastError ?? new UpstreamError('No upstream answered.')
 }
 
+/**
+ * Aborts one upstream call. Made outside firstAnswer: the client's signal and a stream's relay
+ * keep it until the stream ends, and a closure made in that async function would keep every
+ * variable of the request's flow (its body, its plan, its routes) alive with it.
+ */
+function aborterOf(controller: AbortController): () => void {
+  return () => controller.abort()
+}
+
 function isRetryableStatus(status: number): boolean {
   return status === 401 || status === 403 || status === 408 || status === 429 || status >= 500
 }
@@ -177,8 +186,7 @@ export async function deliverConversation<Capability>(
     return relayStream(iterableSource(parts), observeTranslated(encoding.encodeStream(), encoding.inputTokens), relayed)
   }
   // A whole answer is bounded by the same silence limit as a stream: headers alone prove nothing.
-  const body = watchIdle(upstreamBody, idleMs, answer.abort)
-  const whole = await readJsonObject(new Response(body, answer.response))
+  const whole = await readJsonObjectBytes(readWithinSilence(upstreamBody, idleMs, answer.abort))
   if (route.mode === 'translated') {
     const translated = route.translate.readAnswer(whole)
     const settled = await call.settle(servedBy, translated.usage, 'provider')

@@ -91,7 +91,10 @@ export function relayStream<Item>(source: StreamSource<Item>, observer: StreamOb
         if (step.kind !== 'write') return finish(controller, step, text)
         text += step.text
       }
-      await write(controller, text)
+      // Inline rather than through `write`: an async call per chunk costs a promise and a tick even when the write took it all.
+      if (text === '' || cancelled) continue
+      const written = controller.write(text)
+      if (typeof written !== 'number') await written
     }
   }
 

@@ -1,44 +1,51 @@
 import { StreamIdleTimeoutError } from '../errors/kinds'
 
 /**
- * A body stream that fails with StreamIdleTimeoutError when its source stays silent for
- * `idleMs` while a reader waits on it (the provider's `streamIdleTimeoutMs`). Response
- * headers only prove the upstream started: without this, an upstream that sends one chunk and
- * hangs would keep the connection and the hold until some socket timeout cut it.
+ * The whole body of an upstream answer, each read under the silence deadline (the provider's
+ * `streamIdleTimeoutMs`): it fails with StreamIdleTimeoutError when the source sends nothing
+ * for `idleMs` while a read waits. Response headers only prove the upstream started: without
+ * this, an upstream that sends one chunk and hangs would keep the connection and the hold until
+ * some socket timeout cut it.
  *
- * The clock runs only while a read is pending, so a client that reads slowly never counts
- * against the upstream. On timeout `onIdle` runs first (it aborts the upstream request) and the
- * source is cancelled; the one timer of each read is cleared however the read ends.
+ * On timeout `onIdle` runs first (it aborts the upstream request) and the source is cancelled;
+ * the one timer of each read is cleared however the read ends. The body's own reader is read
+ * directly: a stream wrapped around it for the clock, and a Response around that to parse it,
+ * cost a whole answer more than its bytes (in promises, timers and stream objects per read).
  */
-export function watchIdle(source: ReadableStream<Uint8Array>, idleMs: number, onIdle: () => void): ReadableStream<Uint8Array> {
+export async function readWithinSilence(source: ReadableStream<Uint8Array>, idleMs: number, onIdle: () => void): Promise<Uint8Array> {
   const reader = source.getReader()
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        let timer: ReturnType<typeof setTimeout> | undefined
-        const silence = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new StreamIdleTimeoutError(`The upstream stream sent nothing for ${idleMs} ms.`)), idleMs)
-        })
-        try {
-          const next = await Promise.race([reader.read(), silence])
-          if (next.done) controller.close()
-          else controller.enqueue(next.value)
-        } catch (error) {
-          if (error instanceof StreamIdleTimeoutError) {
-            onIdle()
-            // The read still pending settles with the abort; nobody needs its answer.
-            reader.cancel(error).catch(() => {})
-          }
-          controller.error(error)
-        } finally {
-          clearTimeout(timer)
-        }
-      },
-      cancel(reason) {
-        return reader.cancel(reason)
-      },
-    },
-    // Read one chunk at a time, only when asked: the clock measures the upstream, not a queue.
-    { highWaterMark: 0 },
-  )
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const silence = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new StreamIdleTimeoutError(`The upstream stream sent nothing for ${idleMs} ms.`)), idleMs)
+    })
+    let next: Awaited<ReturnType<typeof reader.read>>
+    try {
+      next = await Promise.race([reader.read(), silence])
+    } catch (error) {
+      if (error instanceof StreamIdleTimeoutError) {
+        onIdle()
+        // The read still pending settles with the abort; nobody needs its answer.
+        reader.cancel(error).catch(() => {})
+      }
+      throw error
+    } finally {
+      clearTimeout(timer)
+    }
+    if (next.done) break
+    chunks.push(next.value)
+    size += next.value.byteLength
+  }
+  // Most answers arrive in one chunk: no copy.
+  const [only] = chunks
+  if (chunks.length === 1 && only) return only
+  const bytes = new Uint8Array(size)
+  let offset = 0
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset)
+    offset += chunk.byteLength
+  }
+  return bytes
 }

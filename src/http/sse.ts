@@ -107,6 +107,8 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator
 }
 
 export function writeSse(event: SseEvent): string {
+  // Data of one line (JSON always is): no split and join.
+  if (!event.data.includes('\n')) return event.event ? `event: ${event.event}\ndata: ${event.data}\n\n` : `data: ${event.data}\n\n`
   const lines = event.event ? [`event: ${event.event}`] : []
   for (const line of event.data.split('\n')) lines.push(`data: ${line}`)
   return `${lines.join('\n')}\n\n`

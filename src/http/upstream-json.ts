@@ -27,6 +27,25 @@ export async function readJsonObject(response: Response): Promise<JsonObject> {
   return object
 }
 
+const utf8 = new TextDecoder()
+
+/**
+ * As readJsonObject, from a body the caller reads itself (under the silence deadline,
+ * http/idle-timeout.ts): a read that fails, or bytes that are not a JSON object, are an
+ * UpstreamError; a GatewayError (the silence deadline's) stays itself.
+ */
+export async function readJsonObjectBytes(read: Promise<Uint8Array>): Promise<JsonObject> {
+  let value: unknown
+  try {
+    value = JSON.parse(utf8.decode(await read))
+  } catch (error) {
+    throw error instanceof GatewayError ? error : new UpstreamError(UNREADABLE, { cause: error })
+  }
+  const object = jsonObject(value)
+  if (object === undefined) throw new UpstreamError(UNREADABLE)
+  return object
+}
+
 /** A JSON value as an object, or undefined when it is not one (null, an array, a scalar). */
 export function jsonObject(value: unknown): JsonObject | undefined {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? { ...value } : undefined

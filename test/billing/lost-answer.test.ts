@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { sql, type SQL } from 'drizzle-orm'
+import { is, type Query, SQL, sql } from 'drizzle-orm'
 import { PgDialect } from 'drizzle-orm/pg-core'
 import { queryRows } from '../../src/db/rows'
 import { testDatabases, type FreshDatabase } from '../support/databases'
@@ -29,8 +29,8 @@ for (const kind of testDatabases) {
     beforeAll(async () => {
       upstream.start()
       database = await kind.open()
-      const lossy = <Row>(query: SQL): Promise<Row[]> => {
-        const text = dialect.sqlToQuery(query).sql
+      const lossy = <Row>(query: SQL | Query): Promise<Row[]> => {
+        const text = (is(query, SQL) ? dialect.sqlToQuery(query) : query).sql
         // An exact hold's closing, or the charge of a call drawn from a credit lease.
         const closing = text.includes('delete from holds h using input') || text.includes('lease_totals as')
         if (!closing || answersToLose === 0) return database.rows<Row>(query)

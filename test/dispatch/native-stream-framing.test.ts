@@ -6,7 +6,7 @@ import type { StreamObserver } from '../../src/dispatch/surface'
 import { UpstreamError } from '../../src/errors/kinds'
 import { type FramedSseEvent, MAX_SSE_EVENT_CHARS } from '../../src/http/sse'
 import { observeChatStream, scanPlainChunk } from '../../src/surfaces/chat-completions/observe-native'
-import { observeMessagesStream } from '../../src/surfaces/messages/observe-native'
+import { observeMessagesStream, plainTextDelta } from '../../src/surfaces/messages/observe-native'
 
 const encoder = new TextEncoder()
 
@@ -101,6 +101,35 @@ describe('native streams: framing and observation', () => {
     for (let split = 1; split < bytes.length; split += 3) expect(await relayText([bytes.slice(0, split), bytes.slice(split)], chatObserver())).toEqual(expected)
   })
 
+  test('chat: a chunk read by the frame of the one before shows and counts as a chunk scanned alone', () => {
+    // Each chunk through one observer (frames reused) and through a fresh observer each (every chunk scanned).
+    const events = [
+      chunk('{"role":"assistant","content":"","refusal":null}'),
+      chunk('{"content":"Hello"}'),
+      chunk('{"content":", wörld"}'),
+      chunk('{"content":""}'),
+      chunk('{"content":"a \\"quote\\""}'),
+      chunk('{"content":"back\\\\slash"}'),
+      chunk('{"content":"error"}'),
+      chunk('{"content":"tool_calls"}'),
+      chunk('{"content":"after"}'),
+      chunk('{"content":"other","refusal":null}'),
+      chunk('{"content":"x"}').replace('chatcmpl-1', 'chatcmpl-2'),
+      chunk('{"content":"y"}').replace('"usage":null', '"usage":{"prompt_tokens":3}'),
+      chunk('{"content":"z"}'),
+    ].map((text) => ({ data: text.slice(6, -2), raw: text }))
+    const reused = chatObserver()
+    let tokensAlone = 0
+    for (const [index, event] of events.entries()) {
+      const alone = chatObserver()
+      expect(reused.step(event)).toEqual(alone.step(event))
+      // Before the chunk that reports usage, the estimate is the sum of each chunk's alone.
+      tokensAlone += alone.soFar().usage.outputTokens
+      if (index < events.length - 2) expect(reused.soFar().usage.outputTokens).toBe(tokensAlone)
+    }
+    expect(tokensAlone).toBeGreaterThan(0)
+  })
+
   test('chat: the scanned chunk is what a parse and a rewrite would show, with the same content', () => {
     const shownJson = JSON.stringify('test/cheap')
     const cases = [
@@ -127,6 +156,27 @@ describe('native streams: framing and observation', () => {
       `{${base},"error":{"message":"boom"}}`,
     ])
       expect(scanPlainChunk(data, shownJson)).toBeUndefined()
+  })
+
+  test('messages: a text delta read in place is the text a parse reads; anything else is left to the parse', () => {
+    const delta = (index: number, inner: object) => JSON.stringify({ type: 'content_block_delta', index, delta: inner })
+    const plain = [
+      delta(0, { type: 'text_delta', text: 'Hello ' }),
+      delta(12, { type: 'text_delta', text: '' }),
+      delta(3, { type: 'text_delta', text: 'wörld 😀 }}' }),
+    ]
+    for (const data of plain) expect(plainTextDelta(data)).toBe(JSON.parse(data).delta.text)
+    for (const data of [
+      delta(0, { type: 'text_delta', text: 'a "quote"' }),
+      delta(0, { type: 'text_delta', text: 'back\\slash\n' }),
+      delta(0, { type: 'thinking_delta', thinking: 'hmm' }),
+      delta(0, { type: 'input_json_delta', partial_json: '{"a":' }),
+      delta(0, { type: 'text_delta', text: 'x', extra: 1 }),
+      '{"type":"content_block_delta","index":,"delta":{"type":"text_delta","text":"x"}}',
+      '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"}}',
+      '{"type":"content_block_delta", "index":0,"delta":{"type":"text_delta","text":"x"}}',
+    ])
+      expect(plainTextDelta(data)).toBeUndefined()
   })
 
   test('messages: events pass through byte for byte except message_start and the held message_delta', async () => {

@@ -1,67 +1,60 @@
 import { expect, test } from 'bun:test'
 import { StreamIdleTimeoutError } from '../../src/errors/kinds'
-import { watchIdle } from '../../src/http/idle-timeout'
+import { readWithinSilence } from '../../src/http/idle-timeout'
 
 const bytes = (text: string) => new TextEncoder().encode(text)
+const text = (value: Uint8Array) => new TextDecoder().decode(value)
 
-/** A source that sends `chunks` and then, unless told to close, stays silent; it records a cancel. */
-function source(chunks: string[], close: boolean) {
+/** A source that sends `chunks` (each `gapMs` after the one before) and then, unless told to close, stays silent; it records a cancel. */
+function source(chunks: string[], close: boolean, gapMs = 0) {
   const state = { cancelled: false }
-  const stream = new ReadableStream<Uint8Array>({
-    start(controller) {
-      for (const chunk of chunks) controller.enqueue(bytes(chunk))
-      if (close) controller.close()
+  let sent = 0
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        if (sent < chunks.length) {
+          if (gapMs > 0) await Bun.sleep(gapMs)
+          controller.enqueue(bytes(chunks[sent++] ?? ''))
+        } else if (close) controller.close()
+        else await new Promise(() => {})
+      },
+      cancel() {
+        state.cancelled = true
+      },
     },
-    cancel() {
-      state.cancelled = true
-    },
-  })
+    { highWaterMark: 0 },
+  )
   return { stream, state }
 }
 
-test('a stream that finishes passes through, and no timer is left to fire', async () => {
+test('a body that finishes is read whole, and no timer is left to fire', async () => {
   let idle = 0
-  const { stream } = source(['a', 'b'], true)
-  const text = await new Response(watchIdle(stream, 50, () => idle++)).text()
-  expect(text).toBe('ab')
+  const { stream } = source(['a', 'bc', 'd'], true)
+  expect(text(await readWithinSilence(stream, 50, () => idle++))).toBe('abcd')
   await Bun.sleep(120)
   expect(idle).toBe(0)
 })
 
-test('silence past the limit fails the stream with upstream_timeout, calls onIdle once and cancels the source', async () => {
+test('silence past the limit fails the read with upstream_timeout, calls onIdle once and cancels the source', async () => {
   let idle = 0
   const { stream, state } = source(['a'], false)
-  const reader = watchIdle(stream, 50, () => idle++).getReader()
-  expect(new TextDecoder().decode((await reader.read()).value)).toBe('a')
   const started = Date.now()
-  const failure = await reader.read().catch((error: unknown) => error)
+  const failure = await readWithinSilence(stream, 50, () => idle++).catch((error: unknown) => error)
   expect(Date.now() - started).toBeGreaterThanOrEqual(45)
   expect(failure).toBeInstanceOf(StreamIdleTimeoutError)
   expect((failure as StreamIdleTimeoutError).code).toBe('upstream_timeout')
   expect(idle).toBe(1)
   expect(state.cancelled).toBe(true)
-})
-
-test('a slow reader does not count against the upstream: the clock runs only while a read waits', async () => {
-  let idle = 0
-  const { stream } = source(['a', 'b'], true)
-  const reader = watchIdle(stream, 50, () => idle++).getReader()
-  await reader.read()
-  await Bun.sleep(150)
-  expect(new TextDecoder().decode((await reader.read()).value)).toBe('b')
-  expect((await reader.read()).done).toBe(true)
-  expect(idle).toBe(0)
-})
-
-test('a consumer that cancels cancels the source; the idle clock stops with it', async () => {
-  let idle = 0
-  const { stream, state } = source(['a'], false)
-  const watched = watchIdle(stream, 50, () => idle++)
-  const reader = watched.getReader()
-  await reader.read()
-  await reader.cancel('client left')
-  expect(state.cancelled).toBe(true)
   await Bun.sleep(120)
+  expect(idle).toBe(1)
+})
+
+test('the clock is per read: a body slower in all than the limit, but never silent that long, is read whole', async () => {
+  let idle = 0
+  const { stream } = source(['a', 'b', 'c', 'd'], true, 25)
+  const started = Date.now()
+  expect(text(await readWithinSilence(stream, 60, () => idle++))).toBe('abcd')
+  expect(Date.now() - started).toBeGreaterThan(60)
   expect(idle).toBe(0)
 })
 
@@ -73,21 +66,8 @@ test('errors of the source pass through as they are', async () => {
     },
   })
   let idle = 0
-  const failure = await new Response(watchIdle(stream, 50, () => idle++)).text().catch((error: unknown) => error)
+  const failure = await readWithinSilence(stream, 50, () => idle++).catch((error: unknown) => error)
   expect(failure).toBe(broken)
   await Bun.sleep(100)
-  expect(idle).toBe(0)
-})
-
-test('a consumer that cancels while a read waits: the read ends, nothing fires later', async () => {
-  let idle = 0
-  const { stream, state } = source([], false)
-  const reader = watchIdle(stream, 50, () => idle++).getReader()
-  const pending = reader.read()
-  await Bun.sleep(10)
-  await reader.cancel('client left')
-  expect(await pending).toEqual({ done: true, value: undefined })
-  expect(state.cancelled).toBe(true)
-  await Bun.sleep(120)
   expect(idle).toBe(0)
 })

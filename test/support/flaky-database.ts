@@ -1,4 +1,4 @@
-import type { SQL } from 'drizzle-orm'
+import type { Query, SQL } from 'drizzle-orm'
 import type { DatabaseHandle } from '../../src/db/client'
 
 /**
@@ -19,7 +19,7 @@ export function flaky<Handle extends Pick<DatabaseHandle, 'db' | 'rows'>>(handle
     down: false,
     handle: {
       ...handle,
-      rows: <Row>(query: SQL): Promise<Row[]> => {
+      rows: <Row>(query: SQL | Query): Promise<Row[]> => {
         if (state.down) return Promise.reject(refused())
         return handle.rows<Row>(query)
       },

@@ -15,6 +15,8 @@ export class ChatStreamEncoder implements StreamEncoder {
   private id = 'chatcmpl'
   private readonly created = Math.floor(Date.now() / 1000)
   private readonly toolIndexes = new Map<string, number>()
+  /** Every chunk's JSON up to its delta: the same for the whole stream (once its id is known), written once. */
+  private chunkStart: string | undefined
 
   constructor(
     private readonly model: string,
@@ -25,6 +27,7 @@ export class ChatStreamEncoder implements StreamEncoder {
     switch (part.type) {
       case 'start':
         this.id = completionId()
+        this.chunkStart = undefined
         return [this.chunk({ role: 'assistant', content: '' })]
       case 'text-delta':
         return [this.chunk({ content: part.text })]
@@ -58,7 +61,9 @@ export class ChatStreamEncoder implements StreamEncoder {
     return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model }
   }
 
+  /** The JSON of `{ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason }] }`, its constant start written once. */
   private chunk(delta: Record<string, unknown>, finishReason: string | null = null): SseEvent {
-    return { data: JSON.stringify({ ...this.base(), choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] }) }
+    this.chunkStart ??= `${JSON.stringify(this.base()).slice(0, -1)},"choices":[{"index":0,"delta":`
+    return { data: `${this.chunkStart}${JSON.stringify(delta)},"logprobs":null,"finish_reason":${JSON.stringify(finishReason)}}]}` }
   }
 }

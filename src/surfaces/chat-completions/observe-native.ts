@@ -34,6 +34,8 @@ export function observeChatStream(view: ChatStreamView): StreamObserver<FramedSs
   const soFar = (): StreamedSoFar => (usage ? { usage, source: 'provider' } : { usage: estimatedUsage(view.inputTokens, outputTokens), source: 'estimate' })
   const shown = { model: view.shownModel, json: JSON.stringify(view.shownModel) }
   const nothing: StreamStep = { kind: 'write', text: '' }
+  /** The frame of the last plain chunk with a content: the next chunks are most likely the same around another content. */
+  let frame: ChunkFrame | undefined
 
   return {
     step(event): StreamStep {
@@ -41,9 +43,16 @@ export function observeChatStream(view: ChatStreamView): StreamObserver<FramedSs
         finished = true
         return nothing
       }
+      const content = frame && contentInFrame(event.data, frame)
+      if (frame && content !== undefined) {
+        outputTokens += estimateTextTokens(content)
+        lastData = event.data
+        return { kind: 'write', text: frame.shownBefore + content + frame.shownAfter }
+      }
       const plain = scanPlainChunk(event.data, shown.json)
       if (plain) {
         if (plain.content !== undefined) outputTokens += estimateTextTokens(plain.content)
+        if (plain.frame) frame = plain.frame
         lastData = event.data
         return { kind: 'write', text: `data: ${plain.text}\n\n` }
       }
@@ -88,7 +97,7 @@ const UNCOMMON = ['"error"', '"tool_calls"', '"reasoning', '"refusal":"', '"logp
  * so the estimate is the same). Anything else (a finish reason, usage figures, several choices,
  * an uncommon key, another spelling) answers undefined and takes the parsing path.
  */
-export function scanPlainChunk(data: string, shownModelJson: string): { text: string; content: string | undefined } | undefined {
+export function scanPlainChunk(data: string, shownModelJson: string): { text: string; content: string | undefined; frame?: ChunkFrame } | undefined {
   for (const key of UNCOMMON) if (data.includes(key)) return undefined
   if (!once(data, '"finish_reason":null') || !once(data, '"delta":{')) return undefined
   let text = data
@@ -113,9 +122,43 @@ export function scanPlainChunk(data: string, shownModelJson: string): { text: st
   const end = stringEnd(data, valueAt + 1)
   if (end < 0) return undefined
   const literal = data.slice(valueAt, end + 1)
-  if (!literal.includes('\\')) return { text, content: literal.slice(1, -1) }
+  if (!literal.includes('\\')) return { text, content: literal.slice(1, -1), frame: frameAround(data, text, valueAt + 1, end) }
   const content: unknown = JSON.parse(literal)
   return typeof content === 'string' ? { text, content } : undefined
+}
+
+/**
+ * A plain chunk's text around its content (up to its opening quote, from its closing quote), as
+ * the upstream wrote it and as the client gets it (an SSE event). The chunks of one stream differ
+ * in their content alone (id, created, model and the rest stay the same), so the next chunk that
+ * starts and ends as this one did, with a content between that holds no quote or backslash, is
+ * this chunk with another content: it is shown as this frame around it, with no scan.
+ */
+export interface ChunkFrame {
+  before: string
+  after: string
+  shownBefore: string
+  shownAfter: string
+}
+
+/** The frame of `data`, whose content is the plain string from `contentStart` to its closing quote at `contentEnd`. */
+function frameAround(data: string, text: string, contentStart: number, contentEnd: number): ChunkFrame {
+  // `"content":` is in the text once, as in the data: the splices add none (a shown model is escaped JSON).
+  const shownStart = text.indexOf('"content":"') + 11
+  return {
+    before: data.slice(0, contentStart),
+    after: data.slice(contentEnd),
+    shownBefore: `data: ${text.slice(0, shownStart)}`,
+    shownAfter: `${text.slice(shownStart + contentEnd - contentStart)}\n\n`,
+  }
+}
+
+/** The content of `data` when it is `frame`'s chunk with another plain content; else undefined. */
+function contentInFrame(data: string, frame: ChunkFrame): string | undefined {
+  const { before, after } = frame
+  if (data.length < before.length + after.length || !data.startsWith(before) || !data.endsWith(after)) return undefined
+  const content = data.slice(before.length, data.length - after.length)
+  return content.includes('"') || content.includes('\\') ? undefined : content
 }
 
 /** Where the JSON string starting at `from` (after its opening quote) ends: its closing quote, or -1. */

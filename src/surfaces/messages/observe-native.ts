@@ -37,6 +37,11 @@ export function observeMessagesStream(view: MessagesStreamView): StreamObserver<
 
   return {
     step(event): StreamStep {
+      const text = plainTextDelta(event.data)
+      if (text !== undefined) {
+        streamedTokens += estimateTextTokens(text)
+        return passOn(event)
+      }
       const data = parseJsonObject(event.data)
       if (!data) return passOn(event)
       switch (data.type ?? event.event) {
@@ -76,6 +81,26 @@ export function observeMessagesStream(view: MessagesStreamView): StreamObserver<
     soFar,
     failure: (error) => writeSse({ event: 'error', data: JSON.stringify(errorBody(error, 'messages')) }),
   }
+}
+
+const TEXT_DELTA_START = '{"type":"content_block_delta","index":'
+const TEXT_DELTA_TEXT = ',"delta":{"type":"text_delta","text":"'
+
+/**
+ * Most events of a messages stream are text deltas, which the upstream writes compactly as
+ * `{"type":"content_block_delta","index":N,"delta":{"type":"text_delta","text":"…"}}`. The text
+ * of one in that spelling, holding no quote or backslash, is read in place: a delta passed on
+ * and counted like any other, without a parse. Anything else answers undefined and is parsed.
+ */
+export function plainTextDelta(data: string): string | undefined {
+  if (!data.startsWith(TEXT_DELTA_START) || !data.endsWith('"}}')) return undefined
+  let at = TEXT_DELTA_START.length
+  while (data.charCodeAt(at) >= 48 && data.charCodeAt(at) <= 57) at++
+  if (at === TEXT_DELTA_START.length || !data.startsWith(TEXT_DELTA_TEXT, at)) return undefined
+  const start = at + TEXT_DELTA_TEXT.length
+  if (start > data.length - 3) return undefined
+  const text = data.slice(start, data.length - 3)
+  return text.includes('"') || text.includes('\\') ? undefined : text
 }
 
 /** Tokens of one content_block_delta: text, thinking, tool input or citations. */
