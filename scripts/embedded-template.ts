@@ -1,0 +1,16 @@
+// Makes the embedded database template of this source tree in dist/ unless it is there already
+// (src/db/embedded-template.ts), and prints its path. `bun run build` and `bun run db:generate` run it.
+import { existsSync, mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { sourceTemplatePath, writeEmbeddedTemplate } from '../src/db/embedded-template'
+
+export async function ensureSourceTemplate(): Promise<string> {
+  const path = sourceTemplatePath()
+  if (!existsSync(path)) {
+    mkdirSync(dirname(path), { recursive: true })
+    await writeEmbeddedTemplate(path)
+  }
+  return path
+}
+
+if (import.meta.main) console.log(await ensureSourceTemplate())
