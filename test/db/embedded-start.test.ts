@@ -62,7 +62,7 @@ describe('a fresh embedded database starts from the migrated template', () => {
 
   test('a first start on a fresh directory comes up migrated, and a restart keeps its data', async () => {
     const dataDir = freshDirectory()
-    const first = await openConfiguredDatabase({ dataDir })
+    const first = await openConfiguredDatabase({ databaseUrl: undefined, dataDir })
     try {
       expect(first.kind).toBe('pglite')
       expect(await appliedTags(first)).toEqual(everyTag)
@@ -72,7 +72,7 @@ describe('a fresh embedded database starts from the migrated template', () => {
     } finally {
       await first.close()
     }
-    const restarted = await openConfiguredDatabase({ dataDir })
+    const restarted = await openConfiguredDatabase({ databaseUrl: undefined, dataDir })
     try {
       expect(await accountNames(restarted)).toEqual(['kept across the restart'])
       expect(await migrationsApplied(restarted.db)).toBe(true)
@@ -96,7 +96,7 @@ describe('a fresh embedded database starts from the migrated template', () => {
     } finally {
       await old.close()
     }
-    const database = await openConfiguredDatabase({ dataDir })
+    const database = await openConfiguredDatabase({ databaseUrl: undefined, dataDir })
     try {
       expect(await appliedTags(database)).toEqual(everyTag)
       expect(await accountNames(database)).toEqual(['made before the template'])
@@ -113,7 +113,7 @@ describe('a fresh embedded database starts from the migrated template', () => {
     unlinkSync(join(dataDir, 'global', 'pg_control'))
     rmSync(join(dataDir, 'base'), { recursive: true })
     expect(holdsDatabase(dataDir)).toBe(false)
-    const database = await openConfiguredDatabase({ dataDir })
+    const database = await openConfiguredDatabase({ databaseUrl: undefined, dataDir })
     try {
       expect(await appliedTags(database)).toEqual(everyTag)
     } finally {
@@ -126,7 +126,7 @@ describe('a fresh embedded database starts from the migrated template', () => {
     await seedDataDir(dataDir, template)
     // An older Tollgate's first start killed part-way could leave this: the mark, no control file.
     unlinkSync(join(dataDir, 'global', 'pg_control'))
-    const refusal = await openConfiguredDatabase({ dataDir }).then(
+    const refusal = await openConfiguredDatabase({ databaseUrl: undefined, dataDir }).then(
       async (database) => {
         await database.close()
         return 'opened'
