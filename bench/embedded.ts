@@ -30,7 +30,7 @@ export interface EmbeddedRun {
 }
 
 /** Starts `command` on `dataDir` and measures it until idle; stops it afterwards. */
-async function measureStart(command: string[], dataDir: string): Promise<StartFigures> {
+export async function measureStart(command: string[], dataDir: string): Promise<StartFigures> {
   const port = await freePort()
   const started = performance.now()
   const child = Bun.spawn(command, {
