@@ -46,16 +46,19 @@ export async function embeddedTemplate(): Promise<Uint8Array> {
   const name = embeddedTemplateName()
   const embedded = Bun.embeddedFiles.find((file) => (file as Blob & { name?: string }).name?.startsWith(name))
   if (embedded) return embedded.bytes()
-  let path = sourceTemplatePath()
+  // A binary built without its template, or a read-only source tree: the template serves this start only.
+  const scratchPath = join(os.tmpdir(), `${name}-${process.pid}.tar.gz`)
+  let path = compiled ? scratchPath : sourceTemplatePath()
   if (await Bun.file(path).exists()) return Bun.file(path).bytes()
   try {
     mkdirSync(dirname(path), { recursive: true })
   } catch {
-    // A read-only tree: the template serves this start only.
-    path = join(os.tmpdir(), `${name}-${process.pid}.tar.gz`)
+    path = scratchPath
   }
   await makeTemplateInChild(path)
-  return Bun.file(path).bytes()
+  const bytes = await Bun.file(path).bytes()
+  if (path === scratchPath) rmSync(path, { force: true })
+  return bytes
 }
 
 /** Runs `writeEmbeddedTemplate(path)` in a child process of the same executable. */
