@@ -5,7 +5,7 @@
 // from source it is kept in dist/ and made on first need by a short-lived child process, whose
 // memory peak ends with it.
 import { createHash } from 'node:crypto'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { accessSync, constants, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -52,6 +52,7 @@ export async function embeddedTemplate(): Promise<Uint8Array> {
   if (await Bun.file(path).exists()) return Bun.file(path).bytes()
   try {
     mkdirSync(dirname(path), { recursive: true })
+    accessSync(dirname(path), constants.W_OK)
   } catch {
     path = scratchPath
   }
