@@ -17,6 +17,7 @@ import { reloadCatalog } from './lifecycle/reload'
 import { logEvent } from './observability/log'
 import { logStartSummary } from './lifecycle/start-summary'
 import { openConfiguredDatabase } from './db/open'
+import { TEMPLATE_COMMAND, writeEmbeddedTemplate } from './db/embedded-template'
 import { createServices, type Services } from './services'
 import { runDemo, type ServeOptions } from './demo/run-demo'
 import packageJson from '../package.json'
@@ -31,6 +32,11 @@ async function main(args: string[]): Promise<number> {
   const [command = 'serve', ...rest] = args
   if (command === '--version' || command === 'version') return print(packageJson.version)
   if (command === '--help' || command === 'help') return print(`${USAGE}\n\n${adminUsage()}`)
+  // Hidden: the child process a first start runs initdb in (src/db/embedded-template.ts).
+  if (command === TEMPLATE_COMMAND && rest[0]) {
+    await writeEmbeddedTemplate(rest[0])
+    return 0
+  }
   if (!['serve', 'migrate', 'admin', 'demo'].includes(command)) {
     console.error(USAGE)
     return 2

@@ -1,0 +1,10 @@
+// `bun run build`: the single-file binary dist/tollgate, with the embedded database template
+// (src/db/embedded-template.ts) inside it, so a first start on a fresh machine runs no initdb.
+import { ensureSourceTemplate } from './embedded-template'
+
+const template = await ensureSourceTemplate()
+const build = Bun.spawnSync(
+  ['bun', 'build', '--compile', '--minify-syntax', '--sourcemap=none', 'src/main.ts', 'src/media/image-worker.ts', template, '--outfile', 'dist/tollgate'],
+  { stdout: 'inherit', stderr: 'inherit' },
+)
+process.exit(build.exitCode)
