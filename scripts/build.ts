@@ -4,7 +4,21 @@ import { ensureSourceTemplate } from './embedded-template'
 
 const template = await ensureSourceTemplate()
 const build = Bun.spawnSync(
-  ['bun', 'build', '--compile', '--minify-syntax', '--sourcemap=none', 'src/main.ts', 'src/media/image-worker.ts', template, '--outfile', 'dist/tollgate'],
+  // The bundle's root is fixed (src/media/resize-image.ts finds the image thread's entry by its path under it).
+  [
+    'bun',
+    'build',
+    '--compile',
+    '--minify-syntax',
+    '--sourcemap=none',
+    '--root',
+    '.',
+    'src/main.ts',
+    'src/media/image-worker.ts',
+    template,
+    '--outfile',
+    'dist/tollgate',
+  ],
   { stdout: 'inherit', stderr: 'inherit' },
 )
 process.exit(build.exitCode)

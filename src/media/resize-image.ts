@@ -15,12 +15,11 @@ const DECODE_DEADLINE_MS = 60_000
 
 /**
  * The thread's entry: next to this file when running from source. In the compiled binary every
- * module's URL is the binary's, at the root of the bundle (src/, the entry points' common
- * folder), and the thread's entry, an entry point of its own (`bun run build`), sits at its path
- * under src/.
+ * module's URL is the binary's, at the root of the bundle (the repository: `bun run build` sets
+ * `--root .`), and the thread's entry, an entry point of its own, sits at its path there.
  */
 const COMPILED = import.meta.url.startsWith('file:///$bunfs/')
-const WORKER_ENTRY = COMPILED ? new URL('./media/image-worker.ts', import.meta.url) : new URL('./image-worker.ts', import.meta.url)
+const WORKER_ENTRY = COMPILED ? new URL('./src/media/image-worker.ts', import.meta.url) : new URL('./image-worker.ts', import.meta.url)
 
 export const imageThread = new ImageThread(WORKER_ENTRY, DECODE_DEADLINE_MS)
 
