@@ -12,6 +12,7 @@ import { checkBooks } from './books'
 import { oneConnection } from './one-connection'
 import { openLoop } from './open-loop'
 import { ADMIN, chatBody, cpuSeconds, createDatabase, freePort, residentKb, setUpAccount, startGateway, writeSection } from './support'
+import { benchEmbedded, renderEmbedded } from './embedded'
 import { benchStreams } from './streams'
 import { benchTail } from './tail'
 import { benchUsage } from './usage'
@@ -346,9 +347,10 @@ function report(results: Result[], slow: SlowResult[]): void {
 }
 
 /** Which scenarios run (BENCH_SCENARIOS, comma-separated): all of them unless told. */
-const scenarios = new Set((process.env.BENCH_SCENARIOS ?? 'gateways,tail,streams,usage').split(','))
+const scenarios = new Set((process.env.BENCH_SCENARIOS ?? 'gateways,tail,embedded,streams,usage').split(','))
 if (scenarios.has('gateways')) await main()
 if (scenarios.has('tail')) writeSection(await benchTail())
-// The tail (bench/tail.ts), long-streams (bench/streams.ts) and usage-summary (bench/usage.ts) scenarios write their own sections.
+if (scenarios.has('embedded')) writeSection(renderEmbedded(await benchEmbedded()))
+// The tail (bench/tail.ts), embedded start (bench/embedded.ts), long-streams (bench/streams.ts) and usage-summary (bench/usage.ts) scenarios write their own sections.
 if (scenarios.has('streams')) writeSection(await benchStreams())
 if (scenarios.has('usage')) writeSection(await benchUsage())
