@@ -140,8 +140,11 @@ const CHARGE_LEASES = new FixedStatement(
         user_sub text, env text, request_id text, cost bigint, charged bigint, usage jsonb, model text, provider text)
     ),
     -- A call whose charge an earlier attempt committed (its answer lost) is not charged again:
-    -- its lease still exists, so nothing else would tell.
-    input as (select * from given g where not exists (select 1 from ledger_entries e where e.request_id = g.request_id and e.kind = 'charge')),
+    -- its lease still exists, so nothing else would tell. Its entry names the call and the lease.
+    input as (
+      select * from given g
+      where not exists (select 1 from ledger_entries e where e.request_id = g.request_id and e.hold_id = g.lease_id and e.kind = 'charge')
+    ),
     lease_totals as (select lease_id, sum(charged) as charged from input group by lease_id),
     leases as (
       update holds h set amount = h.amount - t.charged from lease_totals t
