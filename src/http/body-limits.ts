@@ -1,4 +1,5 @@
 import { ClientClosedError, RequestTimeoutError, RequestTooLargeError } from '../errors/kinds'
+import { concatBytes } from '../util/concat-bytes'
 
 const MiB = 1024 * 1024
 
@@ -112,16 +113,7 @@ export async function readLimited(request: Request, limit: number, timing: BodyT
     chunks.push(chunk)
     size += chunk.byteLength
   }
-  // Most bodies arrive in one chunk: no copy.
-  const [only] = chunks
-  if (chunks.length === 1 && only) return only
-  const bytes = new Uint8Array(size)
-  let offset = 0
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset)
-    offset += chunk.byteLength
-  }
-  return bytes
+  return concatBytes(chunks, size)
 }
 
 /**

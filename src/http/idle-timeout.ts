@@ -1,4 +1,12 @@
-import { StreamIdleTimeoutError } from '../errors/kinds'
+import { StreamIdleTimeoutError, UpstreamError } from '../errors/kinds'
+import { concatBytes } from '../util/concat-bytes'
+
+/**
+ * The most a whole (non-streamed) upstream answer may take. A conversation's answer is some KB,
+ * and an upstream that sends without end would otherwise grow the gateway's memory until it
+ * dies; past this the upstream is stopped and the call fails as an upstream failure (502), not billed.
+ */
+export const MAX_WHOLE_ANSWER_BYTES = 64 * 2 ** 20
 
 /**
  * The whole body of an upstream answer, each read under the silence deadline (the provider's
@@ -7,7 +15,7 @@ import { StreamIdleTimeoutError } from '../errors/kinds'
  * this, an upstream that sends one chunk and hangs would keep the connection and the hold until
  * some socket timeout cut it.
  *
- * On timeout `onIdle` runs first (it aborts the upstream request) and the source is cancelled;
+ * On timeout, or past MAX_WHOLE_ANSWER_BYTES, `onIdle` runs first (it aborts the upstream request) and the source is cancelled;
  * the one timer of each read is cleared however the read ends. The body's own reader is read
  * directly: a stream wrapped around it for the clock, and a Response around that to parse it,
  * cost a whole answer more than its bytes (in promises, timers and stream objects per read).
@@ -37,15 +45,11 @@ export async function readWithinSilence(source: ReadableStream<Uint8Array>, idle
     if (next.done) break
     chunks.push(next.value)
     size += next.value.byteLength
+    if (size > MAX_WHOLE_ANSWER_BYTES) {
+      onIdle()
+      reader.cancel().catch(() => {})
+      throw new UpstreamError(`The upstream answer was larger than ${MAX_WHOLE_ANSWER_BYTES / 2 ** 20} MB.`)
+    }
   }
-  // Most answers arrive in one chunk: no copy.
-  const [only] = chunks
-  if (chunks.length === 1 && only) return only
-  const bytes = new Uint8Array(size)
-  let offset = 0
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset)
-    offset += chunk.byteLength
-  }
-  return bytes
+  return concatBytes(chunks, size)
 }

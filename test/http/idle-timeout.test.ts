@@ -1,6 +1,6 @@
 import { expect, test } from 'bun:test'
-import { StreamIdleTimeoutError } from '../../src/errors/kinds'
-import { readWithinSilence } from '../../src/http/idle-timeout'
+import { StreamIdleTimeoutError, UpstreamError } from '../../src/errors/kinds'
+import { MAX_WHOLE_ANSWER_BYTES, readWithinSilence } from '../../src/http/idle-timeout'
 
 const bytes = (text: string) => new TextEncoder().encode(text)
 const text = (value: Uint8Array) => new TextDecoder().decode(value)
@@ -70,4 +70,32 @@ test('errors of the source pass through as they are', async () => {
   expect(failure).toBe(broken)
   await Bun.sleep(100)
   expect(idle).toBe(0)
+})
+
+test('an answer past the size bound stops the upstream and fails as an upstream error, however fast it comes', async () => {
+  const chunk = new Uint8Array(2 ** 20)
+  let sent = 0
+  let cancelled = false
+  const endless = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        sent++
+        controller.enqueue(chunk)
+      },
+      cancel() {
+        cancelled = true
+      },
+    },
+    { highWaterMark: 0 },
+  )
+  let aborted = false
+  const error = await readWithinSilence(endless, 5_000, () => {
+    aborted = true
+  }).catch((caught: unknown) => caught)
+  expect(error).toBeInstanceOf(UpstreamError)
+  expect((error as Error).message).toContain(`${MAX_WHOLE_ANSWER_BYTES / 2 ** 20} MB`)
+  expect(aborted).toBe(true)
+  expect(cancelled).toBe(true)
+  // It stopped reading at the bound, not at the end of a stream that has none.
+  expect(sent).toBeLessThanOrEqual(MAX_WHOLE_ANSWER_BYTES / 2 ** 20 + 2)
 })
