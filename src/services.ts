@@ -18,7 +18,7 @@ import { knownSecrets } from './util/known-secrets'
 
 export interface ServiceOptions {
   config: Config
-  database: Pick<DatabaseHandle, 'db' | 'rows' | 'reports'>
+  database: Pick<DatabaseHandle, 'db' | 'rows' | 'reports' | 'kind'>
   /** The clock; tests move it. */
   now?: () => number
   userTokens?: UserTokenOptions
@@ -53,6 +53,16 @@ export interface Services {
   close(): void
 }
 
+/**
+ * How long charges drawn from credit leases gather before one statement writes them
+ * (HoldBook.leaseChargeGatherMs): their calls were answered already, so this costs no latency,
+ * only that much more of what a crash can lose (docs/billing.md#credit-lease). The embedded
+ * database runs one statement at a time in this process, at about 3 ms each: one per call would
+ * cap it near 300 calls a second.
+ */
+const PGLITE_CHARGE_GATHER_MS = 10
+const POSTGRES_CHARGE_GATHER_MS = 2
+
 export function createServices(options: ServiceOptions): Services {
   const now = options.now ?? Date.now
   const db = options.database.db
@@ -62,7 +72,13 @@ export function createServices(options: ServiceOptions): Services {
   const instanceId = newId('inst')
   const leaseMicros = options.config.creditLeaseMicros
   const leases = leaseMicros ? new CreditLeases(options.database, { instanceId, ttlMs: options.config.holdTtlMs, now, maxLease: leaseMicros }) : undefined
-  const holds = new HoldBook(options.database, { instanceId, ttlMs: options.config.holdTtlMs, now, leases })
+  const holds = new HoldBook(options.database, {
+    instanceId,
+    ttlMs: options.config.holdTtlMs,
+    now,
+    leases,
+    leaseChargeGatherMs: options.database.kind === 'pglite' ? PGLITE_CHARGE_GATHER_MS : POSTGRES_CHARGE_GATHER_MS,
+  })
   const sweeper = new HoldSweeper(options.database, {
     ttlMs: options.config.holdTtlMs,
     intervalMs: Math.min(15_000, options.config.holdTtlMs / 4),

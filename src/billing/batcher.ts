@@ -15,18 +15,31 @@ import { isTransientDatabaseError } from '../db/errors'
 export class Batcher<Item, Result> {
   private queue: { item: Item; resolve: (result: Result) => void; reject: (error: unknown) => void }[] = []
   private inFlight = 0
+  private gathering: ReturnType<typeof setTimeout> | undefined
 
   constructor(
     /** Writes one batch; returns one outcome per item, in order. An Error outcome fails just that item. */
     private readonly write: (items: Item[]) => Promise<(Result | Error)[]>,
     private readonly maxBatch = 500,
     private readonly maxInFlight = 2,
+    /**
+     * For writes nobody waits on (charges answered before they land): how long an item waits
+     * for others before a batch is written, so a database that runs one statement at a time
+     * (the embedded one) writes many per statement rather than one each. 0: at once.
+     */
+    private readonly gatherMs = 0,
   ) {}
 
   submit(item: Item): Promise<Result> {
     return new Promise((resolve, reject) => {
       this.queue.push({ item, resolve, reject })
-      if (this.inFlight < this.maxInFlight) void this.drain()
+      if (this.inFlight >= this.maxInFlight) return
+      if (this.gatherMs === 0) void this.drain()
+      else
+        this.gathering ??= setTimeout(() => {
+          this.gathering = undefined
+          void this.drain()
+        }, this.gatherMs)
     })
   }
 
