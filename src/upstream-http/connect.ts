@@ -162,7 +162,11 @@ function connectFailure(error: Error): UpstreamNetworkError {
 
 function tlsFailure(error: Error | null): UpstreamNetworkError {
   const code = (error as { code?: unknown } | null)?.code
-  return new UpstreamNetworkError(typeof code === 'string' ? code : 'ERR_TLS_HANDSHAKE', `The upstream's TLS could not be trusted: ${error?.message ?? 'handshake failed'}.`, {
-    cause: error,
-  })
+  return new UpstreamNetworkError(
+    typeof code === 'string' ? code : 'ERR_TLS_HANDSHAKE',
+    `The upstream's TLS could not be trusted: ${error?.message ?? 'handshake failed'}.`,
+    {
+      cause: error,
+    },
+  )
 }

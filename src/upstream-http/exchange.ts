@@ -62,8 +62,7 @@ function respond(head: ResponseHead, method: string, connection: Connection, fin
   const framing = bodyFraming(head, method)
   // Both framings at once is how responses get smuggled: read it chunked (RFC 9112 §6.3), never reuse the socket.
   const bothFramings = head.headers.has('transfer-encoding') && head.headers.has('content-length')
-  const keepAlive =
-    head.minorVersion === 1 && !/(^|,)\s*close\s*(,|$)/i.test(head.headers.get('connection') ?? '') && !framing.closeEndsBody && !bothFramings
+  const keepAlive = head.minorVersion === 1 && !/(^|,)\s*close\s*(,|$)/i.test(head.headers.get('connection') ?? '') && !framing.closeEndsBody && !bothFramings
   if (framing.done) {
     finish(keepAlive && !connection.hasUnread)
     const nullBody = head.status === 204 || head.status === 205 || head.status === 304
