@@ -18,7 +18,7 @@ export const DEFAULT_LIMITS: PoolLimits = {
   // A relayed stream holds its socket for its whole length: the gateway's own bound on upstream requests applies (config.ts maxUpstreamConnections).
   maxSocketsPerOrigin: 10_000,
   maxIdlePerOrigin: 256,
-  idleTimeoutMs: 4000,
+  idleTimeoutMs: 3000,
   connectTimeoutMs: 10_000,
 }
 

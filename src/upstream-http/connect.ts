@@ -122,8 +122,6 @@ const COMMON_HANDLERS: Bun.SocketHandler<Connection> = {
   },
   error: (socket, error) => socket.data.endedByServer(error),
   connectError: (socket, error) => socket.data.opened(connectFailure(error)),
-  // Set only while the connection is idle in its pool (pool.ts).
-  timeout: (socket) => socket.data.destroy(),
 }
 
 const PLAIN_HANDLERS: Bun.SocketHandler<Connection> = {

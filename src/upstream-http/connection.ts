@@ -15,8 +15,9 @@ export class Connection {
   reused = false
   /** Bytes the server sent since the pool last handed the connection out: none means a request went unanswered. */
   bytesReceived = 0
-  /** Idle in its pool, waiting for the next request. */
+  /** Idle in its pool, waiting for the next request, since `idleSince` (performance.now()). */
   idle = false
+  idleSince = 0
   /** Called once when the socket closes, whoever closed it (the pool forgets the connection). */
   onClosed: (() => void) | undefined
   /** While connecting: settles the connect (connect.ts) with its failure, or with none once the socket is usable. */

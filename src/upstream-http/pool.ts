@@ -7,7 +7,7 @@ export interface PoolLimits {
   maxSocketsPerOrigin: number
   /** Idle sockets kept per origin; past it the oldest is closed. */
   maxIdlePerOrigin: number
-  /** An idle socket is closed after this long (rounded to whole seconds, at least one): below the usual server keep-alive of 5 s, so the server rarely closes one under a new request. */
+  /** An idle socket is closed after this long: below the usual server keep-alive (5 s for Node), so a server rarely closes one under a new request. */
   idleTimeoutMs: number
   connectTimeoutMs: number
 }
@@ -28,6 +28,7 @@ export class OriginPool {
   private open = 0
   private readonly idle: Connection[] = []
   private readonly waiters: Waiter[] = []
+  private sweeper: ReturnType<typeof setInterval> | undefined
 
   constructor(
     private readonly endpoint: Endpoint,
@@ -76,20 +77,37 @@ export class OriginPool {
       return
     }
     connection.idle = true
-    connection.socket?.timeout(Math.max(1, Math.round(this.limits.idleTimeoutMs / 1000)))
+    connection.idleSince = performance.now()
     connection.socket?.unref()
     this.idle.push(connection)
     if (this.idle.length > this.limits.maxIdlePerOrigin) this.idle.shift()?.destroy()
+    this.sweeper ??= setInterval(() => this.closeAged(), Math.min(1000, this.limits.idleTimeoutMs / 4))
+    this.sweeper.unref()
+  }
+
+  /**
+   * Closes the sockets idle past the timeout (the oldest are first in the list). One timer per
+   * pool while anything is idle, rather than the socket's own timeout, whose clock ticks in
+   * steps of seconds: a socket must close before the server's keep-alive gives up on it.
+   */
+  private closeAged(): void {
+    const limit = performance.now() - this.limits.idleTimeoutMs
+    while (this.idle.length > 0 && (this.idle[0] as Connection).idleSince <= limit) this.idle.shift()?.destroy()
+    if (this.idle.length === 0 && this.sweeper) {
+      clearInterval(this.sweeper)
+      this.sweeper = undefined
+    }
   }
 
   /** Closes every idle socket (the client is closing). */
   closeIdle(): void {
     for (const connection of this.idle.splice(0)) connection.destroy()
+    clearInterval(this.sweeper)
+    this.sweeper = undefined
   }
 
   private take(connection: Connection): Connection {
     connection.idle = false
-    connection.socket?.timeout(0)
     connection.socket?.ref()
     connection.bytesReceived = 0
     return connection

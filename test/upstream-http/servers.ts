@@ -146,8 +146,12 @@ export function connectProxy() {
               if (tunnel) socket.write('HTTP/1.1 200 Connection Established\r\n\r\n')
               if (rest.length > 0) upstream.write(rest)
             },
-            data: (upstream, data) => upstream.data.client?.write(data),
-            close: (upstream) => upstream.data.client?.end(),
+            data(upstream, data) {
+              upstream.data.client?.write(data)
+            },
+            close(upstream) {
+              upstream.data.client?.end()
+            },
             connectError: () => {
               socket.write('HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\n\r\n')
               socket.end()
