@@ -71,6 +71,8 @@ async function establish(connection: Connection, endpoint: Endpoint, proxy: Endp
   const head = await readResponseHead(connection)
   if (head.status !== 200) throw new UpstreamNetworkError('ProxyTunnelFailed', `The proxy refused the tunnel to the upstream (${head.status}).`)
   const upgraded = untilOpen(connection)
+  // The tunnel's own socket now carries ciphertext: only the TLS socket's events reach the connection.
+  socket.reload({ socket: TUNNEL_HANDLERS })
   const [, tls] = socket.upgradeTLS({ data: connection, tls: { serverName: endpoint.hostname }, socket: TLS_HANDLERS })
   connection.socket = tls
   await upgraded
@@ -140,6 +142,12 @@ const TLS_HANDLERS: Bun.SocketHandler<Connection> = {
     if (success) socket.data.opened()
     else socket.data.opened(tlsFailure(authorizationError))
   },
+}
+
+/** The raw socket under a TLS tunnel: its bytes are the TLS socket's business; its close still ends the connection. */
+const TUNNEL_HANDLERS: Bun.SocketHandler<Connection> = {
+  data: () => undefined,
+  close: (socket, error) => socket.data.endedByServer(error),
 }
 
 /** The socket belongs to its connection now, unless the connect was given up meanwhile. */

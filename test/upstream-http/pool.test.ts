@@ -55,7 +55,9 @@ describe('own client: keep-alive pool', () => {
 
   test('connection: close and HTTP/1.0 answers are not reused', async () => {
     const server = serverOf((connection, _request, index) => {
-      connection.socket.write(index % 2 === 0 ? 'HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 2\r\n\r\nok' : 'HTTP/1.0 200 OK\r\ncontent-length: 2\r\n\r\nok')
+      connection.socket.write(
+        index % 2 === 0 ? 'HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 2\r\n\r\nok' : 'HTTP/1.0 200 OK\r\ncontent-length: 2\r\n\r\nok',
+      )
     })
     const client = clientOf()
     for (let i = 0; i < 4; i++) expect(await (await post(client, server.url)).text()).toBe('ok')

@@ -70,8 +70,8 @@ export function rawServer(onRequest: (connection: RawConnection, request: string
   }
 }
 
-/** A self-signed certificate for localhost and 127.0.0.1, made at test time with the openssl CLI. */
-export function selfSignedCertificate(): { dir: string; certFile: string; keyFile: string; remove: () => void } {
+/** A self-signed certificate (for localhost and 127.0.0.1 unless told), made at test time with the openssl CLI. */
+export function selfSignedCertificate(subjectAltName = 'DNS:localhost,IP:127.0.0.1'): { dir: string; certFile: string; keyFile: string; remove: () => void } {
   if (!Bun.which('openssl')) throw new Error('these tests need the openssl CLI (apt-get install openssl)')
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-tls-'))
   const certFile = join(dir, 'cert.pem')
@@ -93,7 +93,7 @@ export function selfSignedCertificate(): { dir: string; certFile: string; keyFil
       '-subj',
       '/CN=localhost',
       '-addext',
-      'subjectAltName=DNS:localhost,IP:127.0.0.1',
+      `subjectAltName=${subjectAltName}`,
     ],
     { stderr: 'pipe' },
   )

@@ -128,7 +128,9 @@ describe('own client: response bodies on the wire', () => {
   })
 
   test('a server closing before any answer is a network error (TypeError), as with fetch', async () => {
-    const url = script('/hang-up', (connection) => connection.socket.end())
+    const url = script('/hang-up', (connection) => {
+      connection.socket.end()
+    })
     const error = await rejection(post(url))
     expect(error).toBeInstanceOf(TypeError)
     expect((error as UpstreamNetworkError).code).toBe('ECONNRESET')
