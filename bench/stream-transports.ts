@@ -44,6 +44,9 @@ async function run(): Promise<string> {
           DATABASE_URL: database.url,
           TOLLGATE_ADMIN_TOKEN: ADMIN,
           TOLLGATE_WORKERS: '1',
+          // Holds drawn from a credit lease: fewer statements per stream, so a busy shared
+          // machine's database deadlines fail fewer streams; the same for both clients.
+          TOLLGATE_CREDIT_LEASE: '5',
           TOLLGATE_UPSTREAM_CLIENT: client,
         },
         workDir,
@@ -75,7 +78,7 @@ async function run(): Promise<string> {
       rounds.push(targets.map((target) => results.get(target.name) as Measured))
     }
     for (const process of started.splice(1)) await process.stop()
-    const books = (await Promise.all(databases.map((database) => checkBooks({ kind: 'postgres', url: database.url })))).every((verdict) => verdict === 'exact')
+    const books = await Promise.all(databases.map((database) => checkBooks({ kind: 'postgres', url: database.url })))
     return report(targets, rounds, books)
   } finally {
     for (const process of started.reverse()) await process.stop().catch(() => 0)
@@ -92,31 +95,34 @@ const range = (values: number[], digits: number) => {
   return low === high ? low : `${low}–${high}`
 }
 
-function report(targets: StreamTarget[], rounds: Measured[][], books: boolean): string {
+/**
+ * One row per candidate: ranges over the rounds in which every stream came through intact (a
+ * round that lost streams, e.g. to a database deadline on a busy machine, measured less work),
+ * and the rounds left out.
+ */
+function report(targets: StreamTarget[], rounds: Measured[][], books: string[]): string {
   const rows = targets.map((target, index) => {
-    const results = rounds.map((round) => round[index] as Measured)
-    const ratios = rounds.map((round) => (round[index] as Measured).cpuUsPerChunk / (round[0] as Measured).cpuUsPerChunk)
-    const intact = results.map((result) => result.client.intact)
-    const lost = results.flatMap((result) => result.client.failures).slice(0, 1)
-    return `| ${target.name} | ${range(
-      results.map((result) => result.cpuUsPerChunk),
-      1,
-    )} µs | ${index === 0 ? '—' : `${range(ratios, 2)}x`} | ${range(
-      results.map((result) => result.kbPerStream),
-      1,
-    )} KB | ${range(intact, 0)}/${STREAMS}${lost.length > 0 ? ` (${lost[0]})` : ''} |`
+    const whole = rounds.filter((round) => (round[index] as Measured).client.lost === 0)
+    const left = rounds.length - whole.length
+    const lost = rounds.flatMap((round) => (round[index] as Measured).client.failures).slice(0, 1)
+    const note = left > 0 ? `${left} of ${rounds.length} rounds lost streams${lost[0] ? ` (${lost[0].slice(0, 80)})` : ''}` : ''
+    if (whole.length === 0) return `| ${target.name} | — | — | — | ${note} |`
+    const cpu = whole.map((round) => (round[index] as Measured).cpuUsPerChunk)
+    const ratios = whole.map((round) => (round[index] as Measured).cpuUsPerChunk / (round[0] as Measured).cpuUsPerChunk)
+    const memory = whole.map((round) => (round[index] as Measured).kbPerStream)
+    return `| ${target.name} | ${range(cpu, 1)} µs | ${index === 0 ? '—' : `${range(ratios, 2)}x`} | ${range(memory, 1)} KB | ${note || `all ${whole.length} rounds intact`} |`
   })
   return [
     '## Stream transports',
     '',
-    `Measured by \`bun bench/stream-transports.ts\` on ${new Date().toISOString().slice(0, 10)}: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Bun ${Bun.version}, local Postgres; the machine shared with other work, so figures are ranges over ${ROUNDS} rounds.`,
-    `The streams scenario (${STREAMS.toLocaleString('en-US')} concurrent chat streams of ${WORDS} chunks, one every ${CHUNK_MS} ms, from a separate client process) through each candidate, the order rotated each round; "of floor" compares with the bare proxy measured in the same round. CPU per chunk and memory per open stream as in the Streams section.`,
+    `Measured by \`bun bench/stream-transports.ts\` on ${new Date().toISOString().slice(0, 10)}: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Bun ${Bun.version}, local Postgres; the machine shared with other work, so figures are ranges over ${rounds.length} rounds.`,
+    `The streams scenario (${STREAMS.toLocaleString('en-US')} concurrent chat streams of ${WORDS} chunks, one every ${CHUNK_MS} ms, from a separate client process) through each candidate, the order rotated each round; "of floor" compares with the bare proxy measured in the same round. CPU per chunk and memory per open stream as in the Streams section; Tollgate with a credit lease.`,
     '',
-    '| candidate | CPU per chunk | of floor | memory per open stream | streams intact |',
+    '| candidate | CPU per chunk | of floor | memory per open stream | rounds |',
     '| --- | --- | --- | --- | --- |',
     ...rows,
     '',
-    `Books after the run: ${books ? 'exact' : 'NOT exact'}.`,
+    `Books after the run (fetch, own client): ${books.join('; ')}.`,
     '',
   ].join('\n')
 }
