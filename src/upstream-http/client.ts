@@ -34,7 +34,7 @@ export interface UpstreamClient {
  * pools per origin, TLS, http proxies from the environment, connect timeout, aborts at any point
  * (docs/operations.md#how-upstreams-are-reached). It exists for the streams: fetch's body
  * reader was the relay's main cost, and this one hands the relay each network chunk straight
- * from the socket (BENCHMARKS.md, streams).
+ * from the socket.
  *
  * What it does not do goes to the global fetch unchanged: bodies other than text or bytes (a
  * form with a file, a Blob, a stream: the media uploads), URLs that are not http(s), and a proxy

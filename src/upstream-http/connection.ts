@@ -4,7 +4,7 @@ import { closedEarly, UpstreamNetworkError } from './errors'
  * One socket to an upstream, read by pulling: `next()` hands out what the server sent in the
  * order it came, one network chunk at a time, and waits when nothing is there. Bun delivers
  * socket data by callback; this turns it into reads without a stream object in between, which
- * is what makes a relayed chunk cheap (BENCHMARKS.md, streams).
+ * is what makes a relayed chunk cheap (measured: docs/operations.md#how-upstreams-are-reached).
  *
  * Memory is bounded: past HIGH_WATER_BYTES unread, the socket is paused (the kernel's window
  * then slows the server), and resumed once the reader caught up.
