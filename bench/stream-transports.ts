@@ -25,6 +25,7 @@ async function run(): Promise<string> {
   const workDir = mkdtempSync(join(os.tmpdir(), 'tollgate-bench-transports-'))
   const started: GatewayProcess[] = []
   const databases: { name: string; url: string }[] = []
+  let failed = false
   try {
     const mock = await startProcess(['bun', 'bench/mock-server.ts'], { ...MANY_FETCHES, BENCH_STREAM_WORDS: String(WORDS), BENCH_CHUNK_MS: String(CHUNK_MS) })
     started.push(mock)
@@ -80,12 +81,17 @@ async function run(): Promise<string> {
     for (const process of started.splice(1)) await process.stop()
     const books = await Promise.all(databases.map((database) => checkBooks({ kind: 'postgres', url: database.url })))
     return report(targets, rounds, books)
+  } catch (error) {
+    failed = true
+    throw error
   } finally {
     for (const process of started.reverse()) await process.stop().catch(() => 0)
     const server = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} })
     for (const database of databases) await server.unsafe(`drop database if exists ${database.name} with (force)`).catch(() => undefined)
     await server.end()
-    rmSync(workDir, { recursive: true, force: true })
+    // A failed run keeps the gateways' logs for a look.
+    if (failed) console.error(`stream transports: the gateways' logs are in ${workDir}`)
+    else rmSync(workDir, { recursive: true, force: true })
   }
 }
 

@@ -162,6 +162,23 @@ describe('own client: response bodies on the wire', () => {
     for (const url of [badStatus, folded, conflicting]) expect(((await rejection(post(url))) as UpstreamNetworkError).code).toBe('EPROTO')
   })
 
+  test('a body far past the read-ahead bound arrives intact when read late (the socket pauses, then resumes)', async () => {
+    const size = 4 * 1024 * 1024
+    const payload = new Uint8Array(size)
+    for (let block = 0; block < size / (64 * 1024); block++) payload.fill(block % 251, block * 64 * 1024, (block + 1) * 64 * 1024)
+    // Bun.serve writes the large body with its own backpressure; the raw server would not.
+    const large = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response(payload) })
+    const response = await post(`http://127.0.0.1:${large.port}/large`)
+    await Bun.sleep(200)
+    const bytes = new Uint8Array(await response.arrayBuffer())
+    large.stop(true)
+    expect(bytes.length).toBe(size)
+    let wrong = 0
+    for (let block = 0; block < size / (64 * 1024); block++)
+      if (bytes[block * 64 * 1024] !== block % 251 || bytes[(block + 1) * 64 * 1024 - 1] !== block % 251) wrong++
+    expect(wrong).toBe(0)
+  })
+
   test('a gzip answer (sent although identity was asked) is decoded as fetch would', async () => {
     const compressed = Bun.gzipSync(Buffer.from('{"ok":true}'))
     const url = script('/gzip', (connection) => {
