@@ -1,5 +1,4 @@
-import type { Endpoint } from './connect'
-import { proxyAuthorization } from './connect'
+import { type Endpoint, proxyAuthorization } from './connect'
 
 /**
  * The request bodies the client sends itself: none, text (the providers' JSON) or bytes. Anything
