@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createUpstreamClient, pulledBodyOf } from '../../src/upstream-http/client'
 import type { UpstreamNetworkError } from '../../src/upstream-http/errors'
+import { endpointOf, proxyEndpoint } from '../../src/upstream-http/connect'
 import { bypasses, proxyFor } from '../../src/upstream-http/proxy-env'
+import { encodeRequest } from '../../src/upstream-http/request'
 import { connectProxy, readPulled, rejection, selfSignedCertificate } from './servers'
 
 /**
@@ -127,6 +129,18 @@ describe('own client: proxies from the environment', () => {
   test('a proxy that refuses the tunnel is a network error', async () => {
     const answer = await callInProcess('https://127.0.0.1:1/v1', { HTTPS_PROXY: proxy.url })
     expect(answer.error).toBe('ProxyTunnelFailed')
+  })
+
+  test("a proxy URL's credentials go as Proxy-Authorization, to the proxy only", () => {
+    const target = new URL('http://upstream.test/v1/chat')
+    const proxied = new TextDecoder().decode(
+      encodeRequest('POST', target, endpointOf(target), proxyEndpoint(new URL('http://user:p%40ss@proxy.test:3128')), {}, null),
+    )
+    expect(proxied).toContain(`proxy-authorization: Basic ${btoa('user:p@ss')}\r\n`)
+    expect(proxied.startsWith('POST http://upstream.test/v1/chat HTTP/1.1\r\nhost: upstream.test\r\n')).toBe(true)
+    const direct = new TextDecoder().decode(encodeRequest('POST', target, endpointOf(target), undefined, {}, null))
+    expect(direct).not.toContain('proxy-authorization')
+    expect(direct.startsWith('POST /v1/chat HTTP/1.1\r\n')).toBe(true)
   })
 
   test('NO_PROXY entries: domains cover their subdomains, ports narrow, * covers all', () => {
