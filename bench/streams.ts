@@ -21,7 +21,7 @@ const SECTION = '## Streams'
 /** Lets every process here (gateway, proxy, client) hold thousands of fetches at once. */
 const MANY_FETCHES = { BUN_CONFIG_MAX_HTTP_REQUESTS: '65535' }
 
-interface StreamTarget {
+export interface StreamTarget {
   name: string
   pid: number
   url: string
@@ -29,13 +29,13 @@ interface StreamTarget {
   model: string
 }
 
-interface ClientReport {
+export interface ClientReport {
   intact: number
   lost: number
   failures: string[]
 }
 
-interface Measured {
+export interface Measured {
   name: string
   cpuUsPerChunk: number
   kbPerStream: number
@@ -65,7 +65,7 @@ function runClientProcess(target: StreamTarget, streams: number) {
  * the chunks relayed; RSS sampled while every stream is open (after the client says all are
  * open, before it sees the first one end), minus the RSS before.
  */
-async function measure(target: StreamTarget): Promise<Measured> {
+export async function measure(target: StreamTarget): Promise<Measured> {
   // A first small round warms the code paths up, so the figures are of the steady state.
   const warmUp = runClientProcess(target, Math.min(STREAMS, 100))
   await new Response(warmUp.stdout).text()

@@ -18,6 +18,7 @@ import { logEvent } from './observability/log'
 import { logStartSummary } from './lifecycle/start-summary'
 import { openConfiguredDatabase } from './db/open'
 import { TEMPLATE_COMMAND, writeEmbeddedTemplate } from './db/embedded-template'
+import { configureUpstreamClient } from './providers/registry'
 import { createServices, type Services } from './services'
 import { runDemo, type ServeOptions } from './demo/run-demo'
 import packageJson from '../package.json'
@@ -84,6 +85,7 @@ async function serve(config: Config, database: Awaited<ReturnType<typeof openCon
   const { onListening, worker, reloadConfig = () => loadConfig(process.env) } = options
   // A closed stdout (a supervisor gone) must not take the gateway down with it.
   process.stdout.on('error', () => {})
+  configureUpstreamClient(config.upstreamClient, config.maxUpstreamConnections)
   const services = createServices({ config, database })
   // Signals are handled before the listener opens (docs/operations.md#shutdown): SIGTERM and
   // SIGINT drain, SIGHUP reloads the config (docs/operations.md#reload).

@@ -8,7 +8,7 @@ import { adapterFor } from '../providers/registry'
 import type { Services } from '../services'
 import { BilledCall } from './billed-call'
 import { observeTranslated, relayStream } from './stream-relay'
-import { iterableSource, silenceWatched, sseSource } from './stream-sources'
+import { iterableSource, silenceWatched, sseSource, upstreamBodyOf } from './stream-sources'
 import type { ConversationEncoding, ConversationRoute, NonEmpty, Route, Surface, SurfaceRequest, TranslatedRoute, UpstreamAnswer } from './surface'
 
 /**
@@ -177,16 +177,16 @@ export async function deliverConversation<Capability>(
   const route = answer.route
   const servedBy = { model: route.model, provider: route.provider, outputTokenLimit: encoding.outputTokenLimit }
   const relayed = { call, servedBy, abortUpstream: answer.abort }
-  const upstreamBody = answer.response.body ?? new ReadableStream<Uint8Array>()
   const idleMs = route.provider.streamIdleTimeoutMs
   // A native stream is read straight from the upstream body, its silence watched by the source itself.
-  if (encoding.streaming && route.mode === 'native') return relayStream(sseSource(upstreamBody, idleMs, answer.abort), encoding.observeNative(), relayed)
+  if (encoding.streaming && route.mode === 'native')
+    return relayStream(sseSource(upstreamBodyOf(answer.response), idleMs, answer.abort), encoding.observeNative(), relayed)
   if (encoding.streaming && route.mode === 'translated') {
-    const parts = route.translate.readStream(silenceWatched(upstreamBody, idleMs, answer.abort))
+    const parts = route.translate.readStream(silenceWatched(upstreamBodyOf(answer.response), idleMs, answer.abort))
     return relayStream(iterableSource(parts), observeTranslated(encoding.encodeStream(), encoding.inputTokens), relayed)
   }
   // A whole answer is bounded by the same silence limit as a stream: headers alone prove nothing.
-  const whole = await readJsonObjectBytes(readWithinSilence(upstreamBody, idleMs, answer.abort))
+  const whole = await readJsonObjectBytes(readWithinSilence(answer.response.body ?? new ReadableStream<Uint8Array>(), idleMs, answer.abort))
   if (route.mode === 'translated') {
     const translated = route.translate.readAnswer(whole)
     const settled = await call.settle(servedBy, translated.usage, 'provider')

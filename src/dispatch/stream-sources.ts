@@ -1,5 +1,6 @@
 import { StreamIdleTimeoutError } from '../errors/kinds'
 import { type FramedSseEvent, SseFramer } from '../http/sse'
+import { type PulledBody, pulledBodyOf } from '../upstream-http/client'
 
 /**
  * Where a relay (stream-relay.ts) reads from: a batch of items per read, as the upstream sent
@@ -10,6 +11,23 @@ export interface StreamSource<Item> {
   read(): Promise<Item[] | undefined>
   /** The relay is done reading: whatever the source still watches (its silence clock) stops. */
   close(): void
+}
+
+/**
+ * An upstream answer's body as pulls: straight from the socket when the gateway's own client
+ * made the response (upstream-http/), else through the body stream's reader (a response from
+ * the global fetch, or a test's fake).
+ */
+export function upstreamBodyOf(response: Response): PulledBody {
+  const pulled = pulledBodyOf(response)
+  if (pulled) return pulled
+  const reader = (response.body ?? new ReadableStream<Uint8Array>()).getReader()
+  return {
+    read: () => reader.read().then((next) => (next.done ? undefined : next.value)),
+    cancel: (reason) => {
+      reader.cancel(reason).catch(() => {})
+    },
+  }
 }
 
 /**
@@ -24,31 +42,30 @@ export interface StreamSource<Item> {
  * On timeout the upstream request is aborted and the pending read fails with
  * StreamIdleTimeoutError.
  */
-export function sseSource(body: ReadableStream<Uint8Array>, idleMs: number, abortUpstream: () => void): StreamSource<FramedSseEvent> {
-  const reader = body.getReader()
+export function sseSource(body: PulledBody, idleMs: number, abortUpstream: () => void): StreamSource<FramedSseEvent> {
   const decoder = new TextDecoder()
   const framer = new SseFramer()
   const clock = silenceClock(idleMs, (silence) => {
     abortUpstream()
     // The pending read ends with the cancel; it reports the silence.
-    reader.cancel(silence).catch(() => {})
+    body.cancel(silence)
   })
 
   return {
     async read() {
       if (clock.stopped) return undefined
-      const next = await clock.timed(reader.read())
-      if (next.done) {
+      const chunk = await clock.timed(body.read())
+      if (chunk === undefined) {
         clock.stop()
         return [...framer.push(decoder.decode()), ...framer.end()]
       }
       try {
-        return framer.push(decoder.decode(next.value, { stream: true }))
+        return framer.push(decoder.decode(chunk, { stream: true }))
       } catch (error) {
         // An event past the size bound: the upstream is stopped, nothing more is read.
         clock.stop()
         abortUpstream()
-        reader.cancel(error).catch(() => {})
+        body.cancel(error)
         throw error
       }
     },
@@ -60,28 +77,27 @@ export function sseSource(body: ReadableStream<Uint8Array>, idleMs: number, abor
  * The upstream body under the same silence deadline, for a translated route's decoder: like
  * http/idle-timeout.ts, but with one timer per stream rather than one per read.
  */
-export function silenceWatched(body: ReadableStream<Uint8Array>, idleMs: number, abortUpstream: () => void): ReadableStream<Uint8Array> {
-  const reader = body.getReader()
+export function silenceWatched(body: PulledBody, idleMs: number, abortUpstream: () => void): ReadableStream<Uint8Array> {
   const clock = silenceClock(idleMs, (silence) => {
     abortUpstream()
-    reader.cancel(silence).catch(() => {})
+    body.cancel(silence)
   })
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
         try {
-          const next = await clock.timed(reader.read())
-          if (next.done) {
+          const chunk = await clock.timed(body.read())
+          if (chunk === undefined) {
             clock.stop()
             controller.close()
-          } else controller.enqueue(next.value)
+          } else controller.enqueue(chunk)
         } catch (error) {
           controller.error(error)
         }
       },
       cancel(reason) {
         clock.stop()
-        return reader.cancel(reason)
+        body.cancel(reason)
       },
     },
     // Read one chunk at a time, only when asked: the clock measures the upstream, not a queue.

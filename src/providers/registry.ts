@@ -1,4 +1,5 @@
-import type { ProviderConfig } from '../config'
+import type { ProviderConfig, UpstreamClientKind } from '../config'
+import { createUpstreamClient, type UpstreamClient } from '../upstream-http/client'
 import type { Fetch, ProviderAdapter } from './adapter'
 import { anthropicAdapter } from './anthropic'
 import { geminiAdapter } from './gemini'
@@ -19,10 +20,22 @@ export function createAdapters(fetch: Fetch): Record<ProviderApi, ProviderAdapte
 }
 
 /**
- * The adapters the gateway runs with: over the global fetch, looked up at each call rather
- * than captured here, so whatever the runtime's fetch is when a request goes out is the one used.
+ * How the adapters reach the network: the gateway's own HTTP/1.1 client (upstream-http/) by
+ * default, which hands the stream relay each chunk straight from the socket and passes what it
+ * does not send itself (media uploads) to the global fetch; or the global fetch for everything
+ * (`TOLLGATE_UPSTREAM_CLIENT=fetch`, docs/configuration.md). Both are looked up at each call.
  */
-const ADAPTERS = createAdapters((url, init) => fetch(url, init))
+let upstream: UpstreamClient = createUpstreamClient()
+let useGlobalFetch = false
+
+const ADAPTERS = createAdapters((url, init) => (useGlobalFetch ? fetch(url, init) : upstream.fetch(url, init)))
+
+/** At start, from the config: which client, and the own client's bound on sockets to one upstream (TOLLGATE_MAX_UPSTREAM_CONNECTIONS). */
+export function configureUpstreamClient(kind: UpstreamClientKind, maxSocketsPerOrigin: number): void {
+  useGlobalFetch = kind === 'fetch'
+  upstream.close()
+  upstream = createUpstreamClient({ maxSocketsPerOrigin })
+}
 
 export function adapterFor(provider: Pick<ProviderConfig, 'api'>): ProviderAdapter {
   return ADAPTERS[provider.api]

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { estimateTextTokens } from '../../src/billing/estimator'
 import { usageOf } from '../../src/canonical/usage'
-import { sseSource } from '../../src/dispatch/stream-sources'
+import { sseSource, upstreamBodyOf } from '../../src/dispatch/stream-sources'
 import type { StreamObserver } from '../../src/dispatch/surface'
 import { UpstreamError } from '../../src/errors/kinds'
 import { type FramedSseEvent, MAX_SSE_EVENT_CHARS } from '../../src/http/sse'
@@ -10,13 +10,18 @@ import { observeMessagesStream, plainTextDelta } from '../../src/surfaces/messag
 
 const encoder = new TextEncoder()
 
-function bodyOf(chunks: Uint8Array[]): ReadableStream<Uint8Array> {
-  return new ReadableStream({
-    start(controller) {
-      for (const chunk of chunks) controller.enqueue(chunk)
-      controller.close()
-    },
-  })
+/** A body of these chunks, pulled as the relay pulls a response fetch made. */
+function bodyOf(chunks: Uint8Array[]) {
+  return upstreamBodyOf(
+    new Response(
+      new ReadableStream({
+        start(controller) {
+          for (const chunk of chunks) controller.enqueue(chunk)
+          controller.close()
+        },
+      }),
+    ),
+  )
 }
 
 /** Everything a relay would write for `chunks` (the closing text settled at a fixed cost), and what it would bill on abandon. */
@@ -228,7 +233,7 @@ describe('native streams: framing and observation', () => {
         controller.enqueue(encoder.encode(sent === 64 * 1024 ? `data: ${'x'.repeat(64 * 1024 - 6)}` : 'x'.repeat(64 * 1024)))
       },
     })
-    const source = sseSource(endless, 10_000, () => {
+    const source = sseSource(upstreamBodyOf(new Response(endless)), 10_000, () => {
       stopped = true
     })
     let failure: unknown

@@ -1,0 +1,152 @@
+import { type BodyDecoder, ChunkedDecoder, LengthDecoder, UntilCloseDecoder } from './body-decoder'
+import type { Connection } from './connection'
+import { abortReason, closedEarly, protocolError } from './errors'
+import type { OriginPool } from './pool'
+import { attachPulledBody, type PulledBody, readableOf } from './pulled-body'
+import { type ResponseHead, readResponseHead } from './response-head'
+
+/** Methods that change nothing on the server: a request of theirs that went unanswered may be sent again. */
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS'])
+
+/**
+ * Sends one request on a pooled connection and returns the response once its head came; the body
+ * is read later, by pulling. A reused socket the server closed while idle is replaced once,
+ * but only when the request cannot have reached the server (the socket took no byte of it), or
+ * when the request is idempotent and the server answered nothing: a POST that may have been
+ * received is never sent twice (its completion may already be billed upstream).
+ *
+ * The signal aborts at any point (waiting for a socket, connecting, waiting for the head,
+ * reading the body): the socket is destroyed and the pending step rejects with the signal's
+ * reason, as fetch's does.
+ */
+export async function exchange(pool: OriginPool, method: string, request: Uint8Array, signal: AbortSignal | undefined): Promise<Response> {
+  for (let attempt = 0; ; attempt++) {
+    const connection = await pool.acquire(signal)
+    const mayRetry = attempt === 0 && connection.reused
+    if (!connection.write(request)) {
+      pool.release(connection, false)
+      if (mayRetry) continue
+      throw closedEarly('the request was sent')
+    }
+    const onAbort = () => connection.destroy(abortReason(signal as AbortSignal))
+    signal?.addEventListener('abort', onAbort, { once: true })
+    const stopWatching = () => signal?.removeEventListener('abort', onAbort)
+    try {
+      return respond(await finalHead(connection), method, connection, (reusable) => {
+        stopWatching()
+        pool.release(connection, reusable)
+      })
+    } catch (error) {
+      stopWatching()
+      pool.release(connection, false)
+      if (mayRetry && IDEMPOTENT.has(method) && connection.bytesReceived === 0 && !signal?.aborted) continue
+      throw error
+    }
+  }
+}
+
+/** The final response head: interim 1xx heads (100 Continue, 103 Early Hints) are read past. */
+async function finalHead(connection: Connection): Promise<ResponseHead> {
+  for (;;) {
+    const head = await readResponseHead(connection)
+    if (head.status >= 200) return head
+    // The client never asks to switch protocols.
+    if (head.status === 101) throw protocolError('an unrequested 101 Switching Protocols')
+  }
+}
+
+/** Builds the Response of a head; `finish` runs once, when the body was read to its end or given up. */
+function respond(head: ResponseHead, method: string, connection: Connection, finish: (reusable: boolean) => void): Response {
+  if (head.status > 599) throw protocolError(`status ${head.status}`)
+  const init = { status: head.status, statusText: head.statusText, headers: head.headers }
+  const framing = bodyFraming(head, method)
+  // Both framings at once is how responses get smuggled: read it chunked (RFC 9112 §6.3), never reuse the socket.
+  const bothFramings = head.headers.has('transfer-encoding') && head.headers.has('content-length')
+  const keepAlive = head.minorVersion === 1 && !/(^|,)\s*close\s*(,|$)/i.test(head.headers.get('connection') ?? '') && !framing.closeEndsBody && !bothFramings
+  if (framing.done) {
+    finish(keepAlive && !connection.hasUnread)
+    const nullBody = head.status === 204 || head.status === 205 || head.status === 304
+    return new Response(nullBody ? null : '', init)
+  }
+  const body = new SocketBody(connection, framing, (reusable) => finish(reusable && keepAlive))
+  const encoding = (head.headers.get('content-encoding') ?? 'identity').trim().toLowerCase()
+  if (encoding === 'identity') return attachPulledBody(new Response(readableOf(body), init), body)
+  // Asked for identity, a server compressed anyway: decoded as fetch would, through a stream (no pulled body).
+  if (encoding !== 'gzip' && encoding !== 'deflate') {
+    body.cancel()
+    throw protocolError(`an unsupported content-encoding (${encoding})`)
+  }
+  const headers = new Headers(head.headers)
+  headers.delete('content-encoding')
+  headers.delete('content-length')
+  const decompressed = readableOf(body).pipeThrough(new DecompressionStream(encoding) as unknown as ReadableWritablePair<Uint8Array, Uint8Array>)
+  return new Response(decompressed, { ...init, headers })
+}
+
+/** How the body is framed (RFC 9112 §6.3): none, chunked, a length, or until the server closes. */
+function bodyFraming(head: ResponseHead, method: string): BodyDecoder {
+  if (method === 'HEAD' || head.status === 204 || head.status === 304) return new LengthDecoder(0)
+  const transferEncoding = head.headers.get('transfer-encoding')
+  if (transferEncoding !== null) {
+    if (transferEncoding.trim().toLowerCase() !== 'chunked') throw protocolError(`an unsupported transfer-encoding (${transferEncoding})`)
+    return new ChunkedDecoder()
+  }
+  const contentLength = head.headers.get('content-length')
+  if (contentLength === null) return new UntilCloseDecoder()
+  const lengths = new Set(contentLength.split(',').map((value) => value.trim()))
+  const [length] = lengths
+  if (lengths.size !== 1 || length === undefined || !/^\d{1,15}$/.test(length)) throw protocolError(`a bad content-length (${contentLength.slice(0, 40)})`)
+  return new LengthDecoder(Number(length))
+}
+
+/**
+ * A response body read from its socket: each read is one network chunk's body bytes (a chunked
+ * body's pieces from one chunk joined), so a relay pays one promise and one decode per chunk.
+ */
+class SocketBody implements PulledBody {
+  private finished = false
+  private failure: unknown
+
+  constructor(
+    private readonly connection: Connection,
+    private readonly decoder: BodyDecoder,
+    private readonly finish: (reusable: boolean) => void,
+  ) {}
+
+  async read(): Promise<Uint8Array | undefined> {
+    for (;;) {
+      if (this.failure !== undefined) throw this.failure
+      if (this.finished) return undefined
+      let chunk: Uint8Array | undefined
+      const out: Uint8Array[] = []
+      try {
+        chunk = await this.connection.next()
+        if (chunk === undefined && !this.decoder.closeEndsBody) throw closedEarly('the response body was complete')
+        if (chunk !== undefined) this.decoder.push(chunk, out)
+      } catch (error) {
+        this.fail(error)
+        throw error
+      }
+      if (chunk === undefined || this.decoder.done) this.end(chunk !== undefined && this.decoder.excess === 0 && !this.connection.hasUnread)
+      if (out.length === 1) return out[0]
+      if (out.length > 1) return Buffer.concat(out)
+    }
+  }
+
+  cancel(reason?: unknown): void {
+    if (this.finished) return
+    this.fail(reason ?? closedEarly('the response body was read'))
+  }
+
+  private fail(error: unknown): void {
+    this.failure = error
+    this.connection.destroy(error)
+    this.end(false)
+  }
+
+  private end(reusable: boolean): void {
+    if (this.finished) return
+    this.finished = true
+    this.finish(reusable)
+  }
+}
