@@ -13,6 +13,7 @@ import { oneConnection } from './one-connection'
 import { openLoop } from './open-loop'
 import { ADMIN, chatBody, cpuSeconds, createDatabase, freePort, residentKb, setUpAccount, startGateway, writeSection } from './support'
 import { benchEmbedded, renderEmbedded } from './embedded'
+import { benchStreamTransports } from './stream-transports'
 import { benchStreams } from './streams'
 import { benchTail } from './tail'
 import { benchUsage } from './usage'
@@ -347,10 +348,11 @@ function report(results: Result[], slow: SlowResult[]): void {
 }
 
 /** Which scenarios run (BENCH_SCENARIOS, comma-separated): all of them unless told. */
-const scenarios = new Set((process.env.BENCH_SCENARIOS ?? 'gateways,tail,embedded,streams,usage').split(','))
+const scenarios = new Set((process.env.BENCH_SCENARIOS ?? 'gateways,tail,embedded,streams,transports,usage').split(','))
 if (scenarios.has('gateways')) await main()
 if (scenarios.has('tail')) writeSection(await benchTail())
 if (scenarios.has('embedded')) writeSection(renderEmbedded(await benchEmbedded()))
 // The tail (bench/tail.ts), embedded start (bench/embedded.ts), long-streams (bench/streams.ts) and usage-summary (bench/usage.ts) scenarios write their own sections.
 if (scenarios.has('streams')) writeSection(await benchStreams())
+if (scenarios.has('transports')) writeSection(await benchStreamTransports())
 if (scenarios.has('usage')) writeSection(await benchUsage())

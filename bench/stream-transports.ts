@@ -4,7 +4,7 @@
 // warm or a busy machine. Candidates: the bare Bun proxy (the floor: fetch's body handed to the
 // server untouched), a proxy reading fetch's body in JavaScript, a proxy on the gateway's own
 // client (src/upstream-http/), and Tollgate itself on fetch and on its own client
-// (TOLLGATE_UPSTREAM_CLIENT), natively and translated. Prints a section for BENCHMARKS.md.
+// (TOLLGATE_UPSTREAM_CLIENT), natively and translated. Writes its section of BENCHMARKS.md.
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
@@ -13,7 +13,7 @@ import { mockCatalogEnv } from '../test/support/mock-catalog'
 import { type GatewayProcess, startProcess } from '../test/support/process'
 import { checkBooks } from './books'
 import { type Measured, measure, type StreamTarget } from './streams'
-import { ADMIN, createDatabase, POSTGRES_URL, setUpAccount, startGateway } from './support'
+import { ADMIN, createDatabase, POSTGRES_URL, setUpAccount, startGateway, writeSection } from './support'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 2000)
@@ -21,7 +21,7 @@ const WORDS = Number(process.env.BENCH_STREAM_WORDS ?? 100)
 const CHUNK_MS = Number(process.env.BENCH_CHUNK_MS ?? 50)
 const MANY_FETCHES = { BUN_CONFIG_MAX_HTTP_REQUESTS: '65535' }
 
-async function run(): Promise<string> {
+export async function benchStreamTransports(): Promise<string> {
   const workDir = mkdtempSync(join(os.tmpdir(), 'tollgate-bench-transports-'))
   const started: GatewayProcess[] = []
   const databases: { name: string; url: string }[] = []
@@ -122,7 +122,7 @@ function report(targets: StreamTarget[], rounds: Measured[][], books: string[]):
     '## Stream transports',
     '',
     `Measured by \`bun bench/stream-transports.ts\` on ${new Date().toISOString().slice(0, 10)}: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Bun ${Bun.version}, local Postgres; the machine shared with other work, so figures are ranges over ${rounds.length} rounds.`,
-    `The streams scenario (${STREAMS.toLocaleString('en-US')} concurrent chat streams of ${WORDS} chunks, one every ${CHUNK_MS} ms, from a separate client process) through each candidate, the order rotated each round; "of floor" compares with the bare proxy measured in the same round. CPU per chunk and memory per open stream as in the Streams section; Tollgate with a credit lease.`,
+    `The streams scenario (${STREAMS.toLocaleString('en-US')} concurrent chat streams of ${WORDS} chunks, one every ${CHUNK_MS} ms, from a separate client process) through each candidate, the order rotated each round; "of floor" compares with the bare proxy measured in the same round. CPU per chunk and memory per open stream as in the Streams section; Tollgate in its default configuration (credit leases).`,
     '',
     '| candidate | CPU per chunk | of floor | memory per open stream | rounds |',
     '| --- | --- | --- | --- | --- |',
@@ -133,4 +133,8 @@ function report(targets: StreamTarget[], rounds: Measured[][], books: string[]):
   ].join('\n')
 }
 
-if (import.meta.main) console.log(await run())
+if (import.meta.main) {
+  const section = await benchStreamTransports()
+  writeSection(section)
+  console.log(section)
+}

@@ -133,8 +133,9 @@ export async function benchStreams(): Promise<string> {
       started.push(gateway)
       return { pid: gateway.child.pid, url: gateway.url, key: (await setUpAccount(gateway.url, 10_000_000)).key }
     }
-    const exact = await tollgate({})
-    const leased = await tollgate({ TOLLGATE_CREDIT_LEASE: '5' })
+    // The default configuration (credit leases, the own upstream client), and one with every call held exactly.
+    const byDefault = await tollgate({})
+    const exact = await tollgate({ TOLLGATE_CREDIT_LEASE: '0' })
     const targets: StreamTarget[] = [
       { name: 'bare Bun proxy (floor)', pid: bare.child.pid, url: bare.url, key: 'none', model: 'cheap-upstream' },
       {
@@ -144,9 +145,9 @@ export async function benchStreams(): Promise<string> {
         key: 'none',
         model: 'cheap-upstream',
       },
-      { name: 'Tollgate, Postgres, native (chat → OpenAI format)', ...exact, model: 'test/cheap' },
-      { name: 'Tollgate, Postgres, credit lease, native', ...leased, model: 'test/cheap' },
-      { name: 'Tollgate, Postgres, translated (chat → Anthropic format)', ...exact, model: 'anthropic/claude-test' },
+      { name: 'Tollgate, Postgres (default), native (chat → OpenAI format)', ...byDefault, model: 'test/cheap' },
+      { name: 'Tollgate, Postgres, exact holds, native', ...exact, model: 'test/cheap' },
+      { name: 'Tollgate, Postgres (default), translated (chat → Anthropic format)', ...byDefault, model: 'anthropic/claude-test' },
     ]
     const results: Measured[] = []
     for (const target of targets) {
