@@ -176,6 +176,21 @@ export class HoldBook {
     return this.pending.size
   }
 
+  /**
+   * Waits (at most `timeoutMs`) for the closings not yet written when it is called, not for
+   * those that come after: what a caller reads next includes every charge this process had
+   * answered before (a busy gateway always has charges in flight, so waiting for none would never end).
+   */
+  async caughtUp(timeoutMs: number): Promise<void> {
+    if (this.pending.size === 0) return
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const deadline = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, timeoutMs)
+    })
+    await Promise.race([Promise.allSettled([...this.pending]), deadline])
+    clearTimeout(timer)
+  }
+
   /** Waits (at most `timeoutMs`) for every closing not yet written; true when none is left. */
   async landPending(timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs

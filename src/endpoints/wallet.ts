@@ -7,6 +7,9 @@ import type { Services } from '../services'
 import { BalanceSchema } from '../http/schemas'
 import { errorResponses, KEYED_READ_ERRORS } from '../http/openapi/responses'
 
+/** How long GET /v1/wallet waits for this instance's charges in flight; past it (a database outage) it answers with what is written. */
+const WALLET_CATCH_UP_MS = 500
+
 export function walletEndpoint(context: GatewayContext, services: Services) {
   return new Elysia({ name: 'endpoints/wallet' }).use(context).get(
     '/v1/wallet',
@@ -14,6 +17,9 @@ export function walletEndpoint(context: GatewayContext, services: Services) {
       // The endpoint rules admit only API keys here.
       if (caller.kind !== 'api-key') throw new Error('wallet endpoint reached without an API key')
       const key = caller.key
+      // The charges of calls this instance answered already (drawn from credit leases, they land
+      // a few milliseconds after their answers) are in what the client reads.
+      await services.holds.caughtUp(WALLET_CATCH_UP_MS)
       const [wallet, allotment, month] = await Promise.all([
         findWallet(services.db, 'wallet', key.accountId),
         findWallet(services.db, 'key_allotment', key.id),

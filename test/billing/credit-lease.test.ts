@@ -229,7 +229,7 @@ for (const kind of testDatabases) {
   describe(`the default configuration never calls an upstream for a key without funds (${kind.kind})`, () => {
     const suite = gatewaySuite(kind, { env: { TOLLGATE_CREDIT_LEASE: undefined } })
 
-    test('an empty wallet, and one short of a call, are refused with 402 before any upstream call, on every surface, however many calls come at once', async () => {
+    test('an empty wallet, and one short of a call, are refused with 402 before any upstream call, on every surface, however many calls come at once; a funded call shows in the wallet at once', async () => {
       suite.upstream.always({ usage: { prompt_tokens: 10, completion_tokens: 20 } })
       // test/cheap with max_tokens 1000 holds about 0.002 credits: 0.001 cannot cover one.
       for (const credits of [0, 0.001]) {
@@ -249,9 +249,14 @@ for (const kind of testDatabases) {
         expect(replies.map((reply) => reply.status)).toEqual(Array(10).fill(402))
         expect(suite.upstream.received.length).toBe(before)
       }
-      // A funded key on the same gateway is served, from a lease.
+      // A funded key on the same gateway is served, from a lease, and its wallet read right after
+      // the answer shows the charge, though it lands a few milliseconds after the answer.
       const { key } = await suite.harness.key()
-      expect((await suite.harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: chat(1000) })).status).toBe(200)
+      const served = await suite.harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: chat(1000) })
+      expect(served.status).toBe(200)
+      const wallet = (await suite.harness.call('GET', '/v1/wallet', { headers: bearer(key) })).json
+      expect(wallet.balance).toBeCloseTo(100 - served.json.usage.cost, 9)
+      expect(wallet.key.month_spent).toBeCloseTo(served.json.usage.cost, 9)
       await expectBooksBalance(suite.database.db)
     })
   })
