@@ -31,8 +31,10 @@ export async function benchUsage(): Promise<string> {
   const url = new URL(POSTGRES_URL)
   url.pathname = `/${name}`
   const handle = await openDatabase({ url: url.toString() })
+  // The fixture's bulk statements take longer than a request's statement deadline: a connection without one.
+  const setup = await openDatabase({ url: url.toString(), statementDeadlineMs: null })
   try {
-    await migrate(handle.db)
+    await migrate(setup.db)
     console.error(`usage bench: database ${name} ready; inserting ${ENTRIES} charge entries`)
     const harness = startGateway({ ...handle, url: url.toString() }, { config: testConfig() })
     // Real keys and accounts, so /v1/usage authenticates as one of them.
@@ -42,7 +44,7 @@ export async function benchUsage(): Promise<string> {
 
     const started = performance.now()
     // Charges spread over the last 30 days, over 20 keys and 4 models, as settlements write them.
-    await handle.db.execute(sql`
+    await setup.db.execute(sql`
       with parties as (select row_number() over () - 1 as n, * from jsonb_to_recordset(${parties}::jsonb) as p(key_id text, account_id text)),
       models as (select row_number() over () - 1 as n, m from unnest(${`{${MODELS.map((model) => `"${model}"`).join(',')}}`}::text[]) as m)
       insert into ledger_entries (kind, amount, wallet_id, payer_type, account_id, key_id, env, request_id, hold_id, model, route, usage, uncollected, created_at)
@@ -55,7 +57,7 @@ export async function benchUsage(): Promise<string> {
     const inserted = performance.now() - started
     console.error(`usage bench: inserted in ${(inserted / 1000).toFixed(1)} s; writing the rollup`)
     // The rollup those settlements would have written with them (the same token count as hold-statements.ts).
-    await handle.db.execute(sql`
+    await setup.db.execute(sql`
       insert into usage_rollups (hour, account_id, key_id, user_sub, model, requests, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost, uncollected)
       select date_trunc('hour', created_at, 'UTC'), coalesce(account_id, ''), coalesce(key_id, ''), coalesce(user_sub, ''), coalesce(model, ''), count(*),
         ${sql.join(
@@ -63,7 +65,7 @@ export async function benchUsage(): Promise<string> {
           sql`, `,
         )}, sum(amount), sum(uncollected)
       from ledger_entries where kind = 'charge' group by 1, 2, 3, 4, 5`)
-    await handle.db.execute(sql`analyze`)
+    await setup.db.execute(sql`analyze`)
     const [counts] = await queryRows<{ entries: number; rollups: number }>(
       handle.db,
       sql`select (select count(*) from ledger_entries where kind = 'charge')::int as entries, (select count(*) from usage_rollups)::int as rollups`,
@@ -108,6 +110,7 @@ export async function benchUsage(): Promise<string> {
     ]
     return lines.join('\n')
   } finally {
+    await setup.close()
     await handle.close()
     await admin.unsafe(`drop database if exists ${name} with (force)`)
     await admin.end()
