@@ -2,7 +2,7 @@
 // make, against an upstream that answers in 20 ms), for `bun run bench`. Runs in its own
 // process like bench/open-loop.ts: `bun bench/one-connection.ts` with the options as JSON on
 // stdin, prints the percentiles in milliseconds.
-import type { OpenLoopResult } from './open-loop'
+import { type OpenLoopResult, runClient } from './open-loop'
 
 export interface OneConnectionOptions {
   url: string
@@ -12,11 +12,8 @@ export interface OneConnectionOptions {
 }
 
 /** Sends requests back to back over one kept-alive connection for `seconds`; the first second is warm-up. */
-export async function oneConnection(options: OneConnectionOptions): Promise<OpenLoopResult> {
-  const child = Bun.spawn(['bun', import.meta.path], { stdin: new TextEncoder().encode(JSON.stringify(options)), stdout: 'pipe', stderr: 'inherit' })
-  const output = await new Response(child.stdout).text()
-  if ((await child.exited) !== 0) throw new Error('the one-connection client failed')
-  return JSON.parse(output) as OpenLoopResult
+export function oneConnection(options: OneConnectionOptions): Promise<OpenLoopResult> {
+  return runClient<OpenLoopResult>(import.meta.path, options)
 }
 
 async function run(options: OneConnectionOptions): Promise<OpenLoopResult> {

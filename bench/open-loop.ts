@@ -22,11 +22,16 @@ export interface OpenLoopResult {
 }
 
 /** Runs the schedule in a child process and returns its percentiles in milliseconds. */
-export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult> {
-  const child = Bun.spawn(['bun', import.meta.path], { stdin: new TextEncoder().encode(JSON.stringify(options)), stdout: 'pipe', stderr: 'inherit' })
+export function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult> {
+  return runClient<OpenLoopResult>(import.meta.path, options)
+}
+
+/** Runs a load client script in a process of its own, its options as JSON on stdin, and returns the JSON it prints. */
+export async function runClient<Result>(script: string, options: unknown): Promise<Result> {
+  const child = Bun.spawn(['bun', script], { stdin: new TextEncoder().encode(JSON.stringify(options)), stdout: 'pipe', stderr: 'inherit' })
   const output = await new Response(child.stdout).text()
-  if ((await child.exited) !== 0) throw new Error('the open-loop client failed')
-  return JSON.parse(output) as OpenLoopResult
+  if ((await child.exited) !== 0) throw new Error(`the load client ${script} failed`)
+  return JSON.parse(output) as Result
 }
 
 async function run(options: OpenLoopOptions): Promise<OpenLoopResult> {
