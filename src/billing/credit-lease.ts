@@ -1,12 +1,12 @@
 import type { DatabaseHandle } from '../db/client'
 import { describeDatabaseError, isTransientDatabaseError } from '../db/errors'
 import { retryingDeadlocks } from '../db/rows'
-import { InsufficientBalanceError, QuotaExceededError } from '../errors/kinds'
 import { logEvent } from '../observability/log'
 import { newId } from '../util/ids'
 import type { Hold, HoldRequest } from './hold-book'
 import { monthKey } from './hold-rows'
-import { recallLeasesAtomically, recalledWallets } from './lease-recall'
+import { isLeaseableRefusal, type LeaseableRefusal, leaseKeyOf, walletOfLeaseKey } from './lease-keys'
+import { LeaseRecalls } from './lease-recall'
 import { LeaseSizer } from './lease-sizing'
 import { releaseLeaseAtomically, takeLeaseAtomically } from './lease-statements'
 import type { Payer } from './payer'
@@ -97,16 +97,12 @@ export class CreditLeases {
   private readonly taking = new Map<string, Promise<Lease | undefined>>()
   /** Releases under way: a stopping process waits for them. */
   private readonly releasing = new Set<Promise<unknown>>()
-  /** Recalls being sent, one per wallet and amount at a time. */
-  private readonly recalling = new Map<string, Promise<boolean>>()
-  /** Wallet -> until when it takes no new lease here (it was recalled). */
-  private readonly recalledUntil = new Map<string, number>()
+  private readonly recalls: LeaseRecalls
   private stopped = false
   private checking = false
   private checkTimer: ReturnType<typeof setInterval> | undefined
   private readonly share: bigint
   private readonly idleMs: number
-  private readonly recallMs: number
   private readonly sizer: LeaseSizer
 
   constructor(
@@ -115,7 +111,7 @@ export class CreditLeases {
   ) {
     this.share = options.share ?? DEFAULT_SHARE
     this.idleMs = options.idleMs ?? DEFAULT_IDLE_MS
-    this.recallMs = options.recallMs ?? DEFAULT_RECALL_MS
+    this.recalls = new LeaseRecalls(database, { instanceId: options.instanceId, now: options.now, recallMs: options.recallMs ?? DEFAULT_RECALL_MS })
     this.sizer = new LeaseSizer(options.maxLease)
   }
 
@@ -125,14 +121,14 @@ export class CreditLeases {
     if (this.stopped || request.amount <= 0n || request.amount > this.options.maxLease) return undefined
     const walletId = request.payer.walletId
     const key = leaseKeyOf(request.payer)
-    if (this.isRecalled(walletId)) return undefined
+    if (this.recalls.isRecalled(walletId)) return undefined
     const drawable = this.current.get(key)
     if (drawable && this.canDraw(drawable, request.amount)) return this.drawFrom(drawable, request)
     // A burst of calls on a wallet can use up a new lease while it is being taken: the calls
     // left over take the next, larger one (lease-sizing.ts) rather than a hold each.
     for (let attempt = 0; attempt < BURST_LEASES; attempt++) {
       const lease = await this.newLease(request)
-      if (!lease || this.stopped || this.isRecalled(walletId)) return undefined
+      if (!lease || this.stopped || this.recalls.isRecalled(walletId)) return undefined
       // Others may have drawn from it, or given it back, while it was being taken.
       if (this.canDraw(lease, request.amount)) return this.drawFrom(lease, request)
       const next = this.current.get(key)
@@ -151,7 +147,7 @@ export class CreditLeases {
     const walletId = request.payer.walletId
     // A wallet this low takes no new lease here for a while: a lease taken by another call
     // meanwhile would keep the very credit given back below.
-    this.recalledUntil.set(walletId, this.options.now() + this.recallMs)
+    this.recalls.mark(walletId)
     let refused = refusal
     if (await this.returnUnused(walletId)) {
       try {
@@ -161,7 +157,7 @@ export class CreditLeases {
         refused = error
       }
     }
-    if (!(await this.recall(walletId, request.amount))) throw refused
+    if (!(await this.recalls.recall(walletId, request.amount))) throw refused
     for (const pause of RECALL_RETRY_PAUSES_MS) {
       await Bun.sleep(pause)
       try {
@@ -287,40 +283,7 @@ export class CreditLeases {
   /** Another instance recalled the wallet's leases: each gives back what it does not need, and none is taken for a while. */
   private async answerRecalls(): Promise<void> {
     const walletIds = [...new Set([...this.open.values()].map((lease) => lease.walletId))]
-    if (walletIds.length === 0) return
-    const now = this.options.now()
-    const recalled = await recalledWallets(this.database, walletIds, new Date(now - this.recallMs))
-    for (const [walletId, recalledAt] of recalled) {
-      this.recalledUntil.set(walletId, recalledAt + this.recallMs)
-      await this.returnUnused(walletId)
-    }
-  }
-
-  /** Recalls the leases of other instances on the wallet (lease-recall.ts); true when their credit could cover `needed`. */
-  private recall(walletId: string, needed: bigint): Promise<boolean> {
-    // Calls refused together for the same amount share one recall.
-    const key = `${walletId}:${needed}`
-    const under = this.recalling.get(key)
-    if (under) return under
-    const now = this.options.now()
-    const recalling = retryingDeadlocks(() =>
-      recallLeasesAtomically(this.database, { walletId, instanceId: this.options.instanceId, needed, now: new Date(now) }),
-    )
-      .then((recalled) => {
-        if (recalled) this.recalledUntil.set(walletId, now + this.recallMs)
-        return recalled
-      })
-      .finally(() => this.recalling.delete(key))
-    this.recalling.set(key, recalling)
-    return recalling
-  }
-
-  private isRecalled(walletId: string): boolean {
-    const until = this.recalledUntil.get(walletId)
-    if (until === undefined) return false
-    if (until > this.options.now()) return true
-    this.recalledUntil.delete(walletId)
-    return false
+    for (const walletId of await this.recalls.recalledAmong(walletIds)) await this.returnUnused(walletId)
   }
 
   /** A lease serves a draw while it is current, has the credit left, and its hold is surely still in the database. */
@@ -372,7 +335,7 @@ export class CreditLeases {
           month: monthKey(now),
           now,
           expiresAt: new Date(now.getTime() + this.options.ttlMs),
-          recalledSince: new Date(now.getTime() - this.recallMs),
+          recalledSince: this.recalls.recalledSince(now.getTime()),
         }),
       )
     } catch (error) {
@@ -434,21 +397,4 @@ export class CreditLeases {
     this.releasing.add(releasing)
     return releasing
   }
-}
-
-/** A refusal a lease may have caused: credit or quota room that leases keep unused. */
-export type LeaseableRefusal = InsufficientBalanceError | QuotaExceededError
-
-export function isLeaseableRefusal(error: unknown): error is LeaseableRefusal {
-  return error instanceof InsufficientBalanceError || error instanceof QuotaExceededError
-}
-
-/** The lease a payer's calls draw from: its wallet's, or a key with a monthly quota's own (its holds count against its month). */
-function leaseKeyOf(payer: Payer): string {
-  return payer.monthlyQuota !== null && payer.keyId !== null ? `${payer.walletId}/${payer.keyId}` : payer.walletId
-}
-
-function walletOfLeaseKey(key: string): string {
-  const slash = key.indexOf('/')
-  return slash < 0 ? key : key.slice(0, slash)
 }

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import type { DatabaseHandle } from '../db/client'
+import { retryingDeadlocks } from '../db/rows'
 
 /**
  * The recall of credit leases (docs/billing.md#credit-lease): an instance about to refuse a call
@@ -36,4 +37,65 @@ export async function recalledWallets(database: Pick<DatabaseHandle, 'rows'>, wa
     where id in (select jsonb_array_elements_text(${JSON.stringify(walletIds)}::text::jsonb))
       and leases_recalled_at >= ${since.toISOString()}::timestamptz`)
   return new Map(rows.map((row) => [row.id, new Date(row.recalled_at).getTime()]))
+}
+
+/**
+ * This process's side of recalls: which wallets take no new lease here for now (recalled by
+ * this instance or another, `recallMs` ago at most), and the recalls it sends, one per wallet
+ * and amount at a time (calls refused together share one).
+ */
+export class LeaseRecalls {
+  /** Wallet -> until when it takes no new lease here. */
+  private readonly recalledUntil = new Map<string, number>()
+  /** Recalls being sent, by wallet and amount. */
+  private readonly recalling = new Map<string, Promise<boolean>>()
+
+  constructor(
+    private readonly database: Pick<DatabaseHandle, 'rows'>,
+    private readonly options: { instanceId: string; now: () => number; recallMs: number },
+  ) {}
+
+  /** The wallet takes no new lease here for `recallMs` from `at` (default now). */
+  mark(walletId: string, at = this.options.now()): void {
+    this.recalledUntil.set(walletId, at + this.options.recallMs)
+  }
+
+  isRecalled(walletId: string): boolean {
+    const until = this.recalledUntil.get(walletId)
+    if (until === undefined) return false
+    if (until > this.options.now()) return true
+    this.recalledUntil.delete(walletId)
+    return false
+  }
+
+  /** A lease taken now is refused when its wallet was recalled at or after this moment. */
+  recalledSince(now: number): Date {
+    return new Date(now - this.options.recallMs)
+  }
+
+  /** Recalls the leases of other instances on the wallet; true when their credit could cover `needed`. */
+  recall(walletId: string, needed: bigint): Promise<boolean> {
+    const key = `${walletId}:${needed}`
+    const under = this.recalling.get(key)
+    if (under) return under
+    const now = this.options.now()
+    const recalling = retryingDeadlocks(() =>
+      recallLeasesAtomically(this.database, { walletId, instanceId: this.options.instanceId, needed, now: new Date(now) }),
+    )
+      .then((recalled) => {
+        if (recalled) this.mark(walletId, now)
+        return recalled
+      })
+      .finally(() => this.recalling.delete(key))
+    this.recalling.set(key, recalling)
+    return recalling
+  }
+
+  /** Of these wallets, those another instance recalled lately: each is marked here, and returned. */
+  async recalledAmong(walletIds: string[]): Promise<string[]> {
+    if (walletIds.length === 0) return []
+    const recalled = await recalledWallets(this.database, walletIds, this.recalledSince(this.options.now()))
+    for (const [walletId, recalledAt] of recalled) this.mark(walletId, recalledAt)
+    return [...recalled.keys()]
+  }
 }
