@@ -89,6 +89,8 @@ const RECALL_RETRY_PAUSES_MS = [50, 100, 200, 400, 400, 350]
 export class CreditLeases {
   /** The lease each wallet draws from now. */
   private readonly current = new Map<string, Lease>()
+  /** The lease taken ahead for each wallet whose current one runs low: current when that one runs out. */
+  private readonly ahead = new Map<string, Lease>()
   /** Every lease this process has open: current and retired. */
   private readonly open = new Map<string, Lease>()
   /** Draw (hold id) -> its lease. */
@@ -122,17 +124,20 @@ export class CreditLeases {
     const walletId = request.payer.walletId
     const key = leaseKeyOf(request.payer)
     if (this.recalls.isRecalled(walletId)) return undefined
-    const drawable = this.current.get(key)
-    if (drawable && this.canDraw(drawable, request.amount)) return this.drawFrom(drawable, request)
+    const drawable = this.drawable(key, request.amount)
+    if (drawable) {
+      const hold = this.drawFrom(drawable, request)
+      this.takeAheadIfLow(drawable, request)
+      return hold
+    }
     // A burst of calls on a wallet can use up a new lease while it is being taken: the calls
     // left over take the next, larger one (lease-sizing.ts) rather than a hold each.
     for (let attempt = 0; attempt < BURST_LEASES; attempt++) {
       const lease = await this.newLease(request)
       if (!lease || this.stopped || this.recalls.isRecalled(walletId)) return undefined
       // Others may have drawn from it, or given it back, while it was being taken.
-      if (this.canDraw(lease, request.amount)) return this.drawFrom(lease, request)
-      const next = this.current.get(key)
-      if (next && next !== lease && this.canDraw(next, request.amount)) return this.drawFrom(next, request)
+      const next = this.drawable(key, request.amount) ?? (this.canDraw(lease, request.amount) ? lease : undefined)
+      if (next) return this.drawFrom(next, request)
     }
     return undefined
   }
@@ -186,7 +191,7 @@ export class CreditLeases {
       logEvent('warn', 'a credit lease was expired by a sweep while in use', { lease_id: id })
       lease.retired = true
       this.open.delete(id)
-      if (this.current.get(lease.key) === lease) this.current.delete(lease.key)
+      this.unlist(lease)
     }
   }
 
@@ -206,7 +211,7 @@ export class CreditLeases {
       // Its charge did not land (given up, or the lease had expired): the lease draws no more,
       // and what the database still holds of it goes back with its release or the sweep.
       lease.retired = true
-      if (this.current.get(lease.key) === lease) this.current.delete(lease.key)
+      this.unlist(lease)
     }
     lease.lastUsed = this.options.now()
     if (lease.retired && lease.committed === 0n && this.open.has(lease.id)) void this.release(lease, null)
@@ -237,7 +242,7 @@ export class CreditLeases {
     for (const lease of [...this.open.values()]) {
       if (lease.walletId !== walletId) continue
       lease.retired = true
-      if (this.current.get(lease.key) === lease) this.current.delete(lease.key)
+      this.unlist(lease)
       const unused = lease.amount - lease.committed
       if (unused <= 0n) continue
       returned = (await this.release(lease, lease.committed === 0n ? null : unused)) || returned
@@ -271,6 +276,7 @@ export class CreditLeases {
     clearInterval(this.checkTimer)
     for (const lease of this.open.values()) lease.retired = true
     this.current.clear()
+    this.ahead.clear()
     const deadline = this.options.now() + timeoutMs
     for (;;) {
       for (const lease of [...this.open.values()]) if (lease.committed === 0n) void this.release(lease, null)
@@ -286,6 +292,37 @@ export class CreditLeases {
     for (const walletId of await this.recalls.recalledAmong(walletIds)) await this.returnUnused(walletId)
   }
 
+  /** The lease a call on `key` draws from: the current one while it can cover `amount`, then the one taken ahead. */
+  private drawable(key: string, amount: bigint): Lease | undefined {
+    const current = this.current.get(key)
+    if (current && this.canDraw(current, amount)) return current
+    const ahead = this.ahead.get(key)
+    if (!ahead) return undefined
+    this.ahead.delete(key)
+    this.install(ahead)
+    return this.canDraw(ahead, amount) ? ahead : undefined
+  }
+
+  /**
+   * A busy wallet's next lease is taken while its current one still has half its credit left, so
+   * no call waits for a lease's round trip (nor for the charges queued before it) when the
+   * current one runs out. A lease taken ahead and never needed goes back when the wallet idles.
+   */
+  private takeAheadIfLow(lease: Lease, request: HoldRequest): void {
+    if (lease.amount - lease.committed >= lease.granted / 2n) return
+    if (this.ahead.has(lease.key) || this.taking.has(lease.key)) return
+    this.sizer.observe(lease.key, lease.granted, lease.drawn, this.options.now() - lease.takenAt)
+    this.newLease(request, 'ahead').catch(() => {
+      // Out of reach: the call that finds the current lease used up takes the next one itself.
+    })
+  }
+
+  /** A lease draws no more as current or taken ahead. */
+  private unlist(lease: Lease): void {
+    if (this.current.get(lease.key) === lease) this.current.delete(lease.key)
+    if (this.ahead.get(lease.key) === lease) this.ahead.delete(lease.key)
+  }
+
   /** A lease serves a draw while it is current, has the credit left, and its hold is surely still in the database. */
   private canDraw(lease: Lease, amount: bigint): boolean {
     const now = this.options.now()
@@ -297,22 +334,25 @@ export class CreditLeases {
     lease.committed += request.amount
     lease.drawn += request.amount
     lease.lastUsed = this.options.now()
+    // The lease waiting behind a busy one is in use too: it is not given back as idle.
+    const ahead = this.ahead.get(lease.key)
+    if (ahead) ahead.lastUsed = lease.lastUsed
     const hold: Hold = { ...request, id: newId('hold'), month: monthKey(new Date(this.options.now())) }
     this.draws.set(hold.id, lease)
     return hold
   }
 
-  /** Takes a new lease for the request's wallet, or joins the one being taken. */
-  private newLease(request: HoldRequest): Promise<Lease | undefined> {
+  /** Takes a new lease for the request's wallet (current at once, or `ahead` of the current one), or joins the one being taken. */
+  private newLease(request: HoldRequest, role: 'current' | 'ahead' = 'current'): Promise<Lease | undefined> {
     const key = leaseKeyOf(request.payer)
     const under = this.taking.get(key)
     if (under) return under
-    const taking = this.takeLease(request).finally(() => this.taking.delete(key))
+    const taking = this.takeLease(request, role).finally(() => this.taking.delete(key))
     this.taking.set(key, taking)
     return taking
   }
 
-  private async takeLease(request: HoldRequest): Promise<Lease | undefined> {
+  private async takeLease(request: HoldRequest, role: 'current' | 'ahead'): Promise<Lease | undefined> {
     const { walletId } = request.payer
     const key = leaseKeyOf(request.payer)
     const quota = key !== walletId
@@ -364,15 +404,20 @@ export class CreditLeases {
       // Leases left over are the sweep's: they never keep a process from exiting.
       this.checkTimer.unref()
     }
-    const previous = this.current.get(key)
     this.open.set(id, lease)
-    this.current.set(key, lease)
-    if (previous) {
-      this.sizer.replaced(key, previous.granted, previous.drawn, now.getTime() - previous.takenAt)
-      previous.retired = true
-      if (previous.committed === 0n) void this.release(previous, null)
-    }
+    if (role === 'ahead' && this.current.has(key)) this.ahead.set(key, lease)
+    else this.install(lease)
     return lease
+  }
+
+  /** Makes a lease the one its wallet draws from; the one it replaces draws no more and goes back once its calls end. */
+  private install(lease: Lease): void {
+    const previous = this.current.get(lease.key)
+    this.current.set(lease.key, lease)
+    if (!previous || previous === lease) return
+    this.sizer.observe(lease.key, previous.granted, previous.drawn, this.options.now() - previous.takenAt)
+    previous.retired = true
+    if (previous.committed === 0n) void this.release(previous, null)
   }
 
   /** Gives back `amount` of a lease, or (null) all of it; true when the database took it. */
@@ -381,7 +426,7 @@ export class CreditLeases {
     if (whole) {
       // No draw can come in meanwhile: the lease leaves every map before the statement runs.
       this.open.delete(lease.id)
-      if (this.current.get(lease.key) === lease) this.current.delete(lease.key)
+      this.unlist(lease)
     } else lease.amount -= amount
     const releasing = retryingDeadlocks(() => releaseLeaseAtomically(this.database, lease.id, amount, new Date(this.options.now())))
       .then(() => true)
@@ -389,7 +434,7 @@ export class CreditLeases {
         // Whether it landed is unknown: the lease draws no more, and what the database still
         // holds of it goes back with its last release or, failing that, by the sweep.
         lease.retired = true
-        if (this.current.get(lease.key) === lease) this.current.delete(lease.key)
+        this.unlist(lease)
         logEvent('warn', 'could not give back a credit lease; the sweep will', { lease_id: lease.id, error: describeDatabaseError(error) })
         return false
       })

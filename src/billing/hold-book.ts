@@ -38,6 +38,8 @@ export interface Closing {
   usage: Record<string, unknown> | null
   model: string
   provider: string
+  /** An earlier attempt to write it failed, and may have committed with its answer lost. */
+  retried?: boolean
 }
 
 export interface ClosedHold {
@@ -250,7 +252,7 @@ export class HoldBook {
     let failures = 0
     for (let attempt = 1; ; attempt++) {
       try {
-        const closed = await batcher.submit(closing)
+        const closed = await batcher.submit(attempt > 1 ? { ...closing, retried: true } : closing)
         if (attempt > 1) logEvent('info', 'hold closing landed after retries', { hold_id: closing.hold.id, attempts: attempt })
         return closed
       } catch (error) {
@@ -340,7 +342,7 @@ export class HoldBook {
   private async chargeLeaseBatch(items: Closing[]): Promise<(ClosedHold | Error)[]> {
     const now = new Date(this.options.now())
     const leaseOf = (item: Closing) => this.options.leases?.leaseOf(item.hold) ?? ''
-    const charges = items.map((item) => ({ ...chargeOf(item), leaseId: leaseOf(item) }))
+    const charges = items.map((item) => ({ ...chargeOf(item), leaseId: leaseOf(item), retried: item.retried === true }))
     const charged = await retryingDeadlocks(() => chargeLeasesAtomically(this.database, charges, now, monthKey(now)))
     const landedBefore = await this.landedBefore(items.filter((item) => !charged.has(leaseOf(item))))
     return this.chargeLapsed(items, (item) => charged.has(leaseOf(item)) || landedBefore.has(item.hold.requestId), now)

@@ -4,7 +4,7 @@ import { chargeColumns, type LeasedCharge } from './lease-statements'
 import { rollupHour, upsertRollup } from './usage-rollup'
 
 /** A call to charge after its hold lapsed: what a lease's charge carries, less the lease. */
-export type LapsedCharge = Omit<LeasedCharge, 'leaseId'>
+export type LapsedCharge = Omit<LeasedCharge, 'leaseId' | 'retried'>
 
 /**
  * Charges calls whose hold was gone when their charge landed (docs/billing.md#database-outages):

@@ -23,8 +23,12 @@ export class LeaseSizer {
     return clamp(size < floor ? floor : size, amount, this.maxLease)
   }
 
-  /** A lease of `size` on the wallet, taken `lifetimeMs` ago, was replaced because it ran out (or was given back). */
-  replaced(walletId: string, size: bigint, drawn: bigint, lifetimeMs: number): void {
+  /**
+   * A lease of `size` on the wallet, taken `lifetimeMs` ago, has had `drawn` drawn from it: the
+   * wallet's next lease is sized to that rate. Told when a lease's successor is taken (ahead of
+   * need or because it ran out) and when the successor replaces it.
+   */
+  observe(walletId: string, size: bigint, drawn: bigint, lifetimeMs: number): void {
     const lifetime = BigInt(Math.max(1, Math.round(lifetimeMs)))
     // The credit the wallet would draw over one span at the rate this lease saw.
     const atRate = (drawn * LEASE_SPAN_MS) / lifetime

@@ -90,6 +90,8 @@ export async function takeLeaseAtomically(database: Pick<DatabaseHandle, 'rows'>
 /** One call drawn from a lease, settled. */
 export interface LeasedCharge {
   leaseId: string
+  /** An earlier attempt may have committed it (its answer lost): the ledger is checked for its entry. */
+  retried: boolean
   payer: Payer
   requestId: string
   /** What the call cost; `charged` is that capped at the call's draw. */
@@ -101,7 +103,7 @@ export interface LeasedCharge {
 }
 
 /** A charge's columns as the billing statements read them from their JSON input. */
-export function chargeColumns(item: Omit<LeasedCharge, 'leaseId'>) {
+export function chargeColumns(item: Omit<LeasedCharge, 'leaseId' | 'retried'>) {
   return {
     wallet_id: item.payer.walletId,
     payer_type: item.payer.type,
@@ -128,7 +130,7 @@ export function chargeColumns(item: Omit<LeasedCharge, 'leaseId'>) {
  * attempt committed and its answer was lost) is left out too. Returns the leases charged.
  */
 export async function chargeLeasesAtomically(database: Pick<DatabaseHandle, 'rows'>, items: LeasedCharge[], now: Date, month: string): Promise<Set<string>> {
-  const input = JSON.stringify(items.map((item) => ({ lease_id: item.leaseId, ...chargeColumns(item) })))
+  const input = JSON.stringify(items.map((item) => ({ lease_id: item.leaseId, retried: item.retried, ...chargeColumns(item) })))
   const rows = await database.rows<{ id: string }>(CHARGE_LEASES.with({ input, now: now.toISOString(), hour: rollupHour(now).toISOString(), month }))
   return new Set(rows.map((row) => row.id))
 }
@@ -136,14 +138,16 @@ export async function chargeLeasesAtomically(database: Pick<DatabaseHandle, 'row
 const CHARGE_LEASES = new FixedStatement(
   () => sql`
     with given as (
-      select * from jsonb_to_recordset(${sql.placeholder('input')}::text::jsonb) as i(lease_id text, wallet_id text, payer_type text, account_id text, key_id text,
+      select * from jsonb_to_recordset(${sql.placeholder('input')}::text::jsonb) as i(lease_id text, retried boolean, wallet_id text, payer_type text, account_id text, key_id text,
         user_sub text, env text, request_id text, cost bigint, charged bigint, usage jsonb, model text, provider text)
     ),
     -- A call whose charge an earlier attempt committed (its answer lost) is not charged again:
     -- its lease still exists, so nothing else would tell. Its entry names the call and the lease.
+    -- Only a retried charge is looked up: a join over the whole ledger on every batch would cost
+    -- its size whenever the planner believes the ledger small (a fresh database's cached plan).
     input as (
       select * from given g
-      where not exists (select 1 from ledger_entries e where e.request_id = g.request_id and e.hold_id = g.lease_id and e.kind = 'charge')
+      where not (g.retried and exists (select 1 from ledger_entries e where e.request_id = g.request_id and e.hold_id = g.lease_id and e.kind = 'charge'))
     ),
     lease_totals as (select lease_id, sum(charged) as charged from input group by lease_id),
     leases as (

@@ -14,12 +14,12 @@ describe('lease sizes follow each wallet', () => {
   test('a lease used up quickly makes the next one as large as two seconds at its rate, at most eight times larger and never above the cap', () => {
     const sizer = new LeaseSizer(CAP)
     // 8,000 drawn in 100 ms: 160,000 per two seconds, but at most 8 x 8,000.
-    sizer.replaced('busy', 8_000n, 8_000n, 100)
+    sizer.observe('busy', 8_000n, 8_000n, 100)
     expect(sizer.wanted('busy', 1_000n)).toBe(64_000n)
     // 64,000 drawn in 400 ms: 320,000 per two seconds (within 8 x 64,000).
-    sizer.replaced('busy', 64_000n, 64_000n, 400)
+    sizer.observe('busy', 64_000n, 64_000n, 400)
     expect(sizer.wanted('busy', 1_000n)).toBe(320_000n)
-    sizer.replaced('busy', 1_000_000n, 1_000_000n, 10)
+    sizer.observe('busy', 1_000_000n, 1_000_000n, 10)
     expect(sizer.wanted('busy', 1_000n)).toBe(CAP)
     // Other wallets keep their own sizes.
     expect(sizer.wanted('quiet', 1_000n)).toBe(8_000n)
@@ -27,12 +27,12 @@ describe('lease sizes follow each wallet', () => {
 
   test('a lease that lasted long makes the next smaller, never below eight calls; a wallet gone quiet starts over', () => {
     const sizer = new LeaseSizer(CAP)
-    sizer.replaced('w', 1_000_000n, 1_000_000n, 20_000)
+    sizer.observe('w', 1_000_000n, 1_000_000n, 20_000)
     // 1,000,000 over 20 s: 100,000 per two seconds.
     expect(sizer.wanted('w', 1_000n)).toBe(100_000n)
-    sizer.replaced('w', 100_000n, 2_000n, 60_000)
+    sizer.observe('w', 100_000n, 2_000n, 60_000)
     expect(sizer.wanted('w', 1_000n)).toBe(8_000n)
-    sizer.replaced('w', 8_000n, 8_000n, 1)
+    sizer.observe('w', 8_000n, 8_000n, 1)
     expect(sizer.wanted('w', 1_000n)).toBe(64_000n)
     sizer.forget('w')
     expect(sizer.wanted('w', 1_000n)).toBe(8_000n)
