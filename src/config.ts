@@ -11,8 +11,8 @@ import { describeSchemaError, firstSchemaError } from './util/schema-errors'
 import { CatalogFileSchema, type AliasEntry, type CatalogFile, type ModelEntry, type ProviderEntry } from './catalog/catalog-schema'
 
 /** Everything the gateway reads from outside, checked once at start (docs/configuration.md#configuration). */
-/** The two ways provider calls reach the network (TOLLGATE_UPSTREAM_CLIENT). */
-export type UpstreamClientKind = 'own' | 'fetch'
+/** How provider calls reach the network (TOLLGATE_UPSTREAM_CLIENT): streams by the own client and whole answers by fetch, or everything by one. */
+export type UpstreamClientKind = 'auto' | 'own' | 'fetch'
 
 export interface Config {
   host: string
@@ -111,7 +111,7 @@ const EnvSchema = Type.Object({
   TOLLGATE_HOLD_TTL_SECONDS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,5}$' })),
   TOLLGATE_CREDIT_LEASE: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}(\\.[0-9]{1,6})?$' })),
   TOLLGATE_MAX_UPSTREAM_CONNECTIONS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,4}$' })),
-  TOLLGATE_UPSTREAM_CLIENT: Type.Optional(Type.Union([Type.Literal('own'), Type.Literal('fetch')])),
+  TOLLGATE_UPSTREAM_CLIENT: Type.Optional(Type.Union([Type.Literal('auto'), Type.Literal('own'), Type.Literal('fetch')])),
   TOLLGATE_FREE_RPM: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
   TOLLGATE_FREE_TPM: Type.Optional(Type.String({ pattern: '^[0-9]{1,12}$' })),
   BUN_CONFIG_MAX_HTTP_REQUESTS: Type.Optional(Type.String()),
@@ -164,7 +164,7 @@ export function loadConfig(env: Env = process.env, fileText?: string): Config {
     holdTtlMs: Number(vars.TOLLGATE_HOLD_TTL_SECONDS ?? 120) * 1000,
     creditLeaseMicros: creditLease(vars.TOLLGATE_CREDIT_LEASE),
     maxUpstreamConnections,
-    upstreamClient: vars.TOLLGATE_UPSTREAM_CLIENT ?? 'own',
+    upstreamClient: vars.TOLLGATE_UPSTREAM_CLIENT ?? 'auto',
     logLevel: logLevelOf(vars.TOLLGATE_LOG_LEVEL),
     drainMs: Math.round(Number(vars.TOLLGATE_DRAIN_SECONDS ?? 5) * 1000),
     shutdownTimeoutMs: Math.round(Number(vars.TOLLGATE_SHUTDOWN_TIMEOUT_SECONDS ?? 60) * 1000),

@@ -186,7 +186,7 @@ export async function deliverConversation<Capability>(
     return relayStream(iterableSource(parts), observeTranslated(encoding.encodeStream(), encoding.inputTokens), relayed)
   }
   // A whole answer is bounded by the same silence limit as a stream: headers alone prove nothing.
-  const whole = await readJsonObjectBytes(readWithinSilence(answer.response.body ?? new ReadableStream<Uint8Array>(), idleMs, answer.abort))
+  const whole = await readJsonObjectBytes(readWithinSilence(upstreamBodyOf(answer.response), idleMs, answer.abort))
   if (route.mode === 'translated') {
     const translated = route.translate.readAnswer(whole)
     const settled = await call.settle(servedBy, translated.usage, 'provider')

@@ -1,4 +1,4 @@
-import { StreamIdleTimeoutError } from '../errors/kinds'
+import { silenceClock } from '../http/idle-timeout'
 import { type FramedSseEvent, SseFramer } from '../http/sse'
 import { type PulledBody, pulledBodyOf } from '../upstream-http/client'
 
@@ -103,61 +103,6 @@ export function silenceWatched(body: PulledBody, idleMs: number, abortUpstream: 
     // Read one chunk at a time, only when asked: the clock measures the upstream, not a queue.
     { highWaterMark: 0 },
   )
-}
-
-interface SilenceClock {
-  /** `read` under the deadline: it fails with StreamIdleTimeoutError when the upstream stayed silent (and stops the clock when it fails). */
-  timed<T>(read: Promise<T>): Promise<T>
-  stop(): void
-  readonly stopped: boolean
-}
-
-/**
- * Measures how long each read waits, with one timer that, when it fires, either finds the read
- * waiting past `idleMs` (then `onSilence` runs and the read fails) or sets itself again for the
- * rest of the time. Nothing runs while no read is pending.
- */
-function silenceClock(idleMs: number, onSilence: (silence: StreamIdleTimeoutError) => void): SilenceClock {
-  let waitingSince = 0
-  let timer: ReturnType<typeof setTimeout> | undefined
-  let silence: StreamIdleTimeoutError | undefined
-  let stopped = false
-  const check = () => {
-    timer = undefined
-    if (waitingSince === 0 || stopped) return
-    const waited = performance.now() - waitingSince
-    if (waited < idleMs) {
-      timer = setTimeout(check, idleMs - waited)
-      return
-    }
-    silence = new StreamIdleTimeoutError(`The upstream stream sent nothing for ${idleMs} ms.`)
-    onSilence(silence)
-  }
-  const stop = () => {
-    stopped = true
-    if (timer) clearTimeout(timer)
-    timer = undefined
-  }
-  return {
-    async timed(read) {
-      waitingSince = performance.now()
-      if (!timer) timer = setTimeout(check, idleMs)
-      try {
-        const result = await read
-        if (silence) throw silence
-        return result
-      } catch (error) {
-        stop()
-        throw silence ?? error
-      } finally {
-        waitingSince = 0
-      }
-    },
-    stop,
-    get stopped() {
-      return stopped
-    },
-  }
 }
 
 /** Items from an async iterable (a translated route's canonical parts), one per read. */

@@ -20,19 +20,30 @@ export function createAdapters(fetch: Fetch): Record<ProviderApi, ProviderAdapte
 }
 
 /**
- * How the adapters reach the network: the gateway's own HTTP/1.1 client (upstream-http/) by
- * default, which hands the stream relay each chunk straight from the socket and passes what it
- * does not send itself (media uploads) to the global fetch; or the global fetch for everything
- * (`TOLLGATE_UPSTREAM_CLIENT=fetch`, docs/configuration.md). Both are looked up at each call.
+ * How the adapters reach the network (docs/operations.md#how-upstreams-are-reached). By default
+ * (`auto`) a stream goes through the gateway's own HTTP/1.1 client (upstream-http/), which hands
+ * the relay each chunk straight from the socket, and a whole answer through Bun's global fetch,
+ * whose socket work runs on a thread of its own beside the event loop: each is the cheaper for
+ * its kind, as measured (docs/operations.md#how-upstreams-are-reached). `own` or `fetch` sends everything one way. A stream is
+ * a request that accepts `text/event-stream`: every adapter asks for one so. The own client
+ * passes what it does not send itself (media uploads) to fetch.
  */
 let upstream: UpstreamClient = createUpstreamClient()
-let useGlobalFetch = false
+let kind: UpstreamClientKind = 'auto'
 
-const ADAPTERS = createAdapters((url, init) => (useGlobalFetch ? fetch(url, init) : upstream.fetch(url, init)))
+const ADAPTERS = createAdapters((url, init) => (usesOwnClient(init) ? upstream.fetch(url, init) : fetch(url, init)))
+
+function usesOwnClient(init: RequestInit): boolean {
+  if (kind !== 'auto') return kind === 'own'
+  const headers = init.headers
+  if (!headers) return false
+  const accept = headers instanceof Headers ? headers.get('accept') : Array.isArray(headers) ? undefined : headers.accept
+  return accept === 'text/event-stream'
+}
 
 /** At start, from the config: which client, and the own client's bound on sockets to one upstream (TOLLGATE_MAX_UPSTREAM_CONNECTIONS). */
-export function configureUpstreamClient(kind: UpstreamClientKind, maxSocketsPerOrigin: number): void {
-  useGlobalFetch = kind === 'fetch'
+export function configureUpstreamClient(configured: UpstreamClientKind, maxSocketsPerOrigin: number): void {
+  kind = configured
   upstream.close()
   upstream = createUpstreamClient({ maxSocketsPerOrigin })
 }

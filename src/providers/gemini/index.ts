@@ -14,9 +14,10 @@ import { mapGeminiError } from './map-error'
  * through batchEmbedContents.
  */
 export function geminiAdapter(fetch: Fetch): ProviderAdapter {
-  const headers = (target: UpstreamTarget): Record<string, string> => ({
+  const headers = (target: UpstreamTarget, stream = false): Record<string, string> => ({
     ...target.headers,
     'content-type': 'application/json',
+    accept: stream ? 'text/event-stream' : 'application/json',
     ...(target.provider.credential ? { 'x-goog-api-key': target.provider.credential } : {}),
   })
 
@@ -24,7 +25,7 @@ export function geminiAdapter(fetch: Fetch): ProviderAdapter {
     const method = prompt.stream ? 'streamGenerateContent?alt=sse' : 'generateContent'
     return fetch(`${target.provider.baseUrl}/v1beta/models/${target.model}:${method}`, {
       method: 'POST',
-      headers: headers(target),
+      headers: headers(target, prompt.stream),
       body: JSON.stringify(convertPromptToGemini(prompt)),
       signal: target.signal,
     })

@@ -27,11 +27,16 @@ export function openAiAdapter(fetch: Fetch): ProviderAdapter {
       signal: target.signal,
     })
 
-  const postToOpenAi = (target: UpstreamTarget, path: MediaPath | '/responses', body: BodyInit): Promise<Response> =>
+  const postToOpenAi = (target: UpstreamTarget, path: MediaPath | '/responses', body: BodyInit, stream = false): Promise<Response> =>
     fetch(`${target.provider.baseUrl}${path}`, {
       method: 'POST',
       // A form sets its own multipart content type; everything else here is JSON.
-      headers: { ...target.headers, ...(body instanceof FormData ? {} : { 'content-type': 'application/json' }), ...bearer(target) },
+      headers: {
+        ...target.headers,
+        ...(body instanceof FormData ? {} : { 'content-type': 'application/json' }),
+        ...(stream ? { accept: 'text/event-stream' } : {}),
+        ...bearer(target),
+      },
       body,
       signal: target.signal,
     })
@@ -41,7 +46,7 @@ export function openAiAdapter(fetch: Fetch): ProviderAdapter {
     // Every provider of this API is tried natively unless `responsesApi: false`; one that answers
     // 404 or 405 is reached by translation from then on (the dispatcher remembers which).
     responses: {
-      send: (target, body) => postToOpenAi(target, '/responses', JSON.stringify({ ...withoutPremiumResponsesOptions(body), model: target.model })),
+      send: (target, body) => postToOpenAi(target, '/responses', JSON.stringify({ ...withoutPremiumResponsesOptions(body), model: target.model }), body.stream === true),
       usage: convertResponsesUsage,
     },
     media: { send: postToOpenAi },
