@@ -33,7 +33,10 @@ for (const kind of testDatabases) {
         return database.rows<Row>(query)
       }
       // The default configuration: credit leases.
-      harness = startGateway({ ...database, rows: watched }, { config: testConfig({ ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl), TOLLGATE_CREDIT_LEASE: undefined }) })
+      harness = startGateway(
+        { ...database, rows: watched },
+        { config: testConfig({ ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl), TOLLGATE_CREDIT_LEASE: undefined }) },
+      )
     })
     afterAll(async () => {
       harness.services.close()

@@ -4,7 +4,8 @@ import { upstreamBodyOf } from '../../src/dispatch/stream-sources'
 import { MAX_WHOLE_ANSWER_BYTES, readWithinSilence as readBody } from '../../src/http/idle-timeout'
 
 /** The answer's body as the dispatcher hands it over: pulled from a fetch-made Response's stream. */
-const readWithinSilence = (stream: ReadableStream<Uint8Array>, idleMs: number, onIdle: () => void) => readBody(upstreamBodyOf(new Response(stream)), idleMs, onIdle)
+const readWithinSilence = (stream: ReadableStream<Uint8Array>, idleMs: number, onIdle: () => void) =>
+  readBody(upstreamBodyOf(new Response(stream)), idleMs, onIdle)
 
 const bytes = (text: string) => new TextEncoder().encode(text)
 const text = (value: Uint8Array) => new TextDecoder().decode(value)

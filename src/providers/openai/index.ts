@@ -46,7 +46,8 @@ export function openAiAdapter(fetch: Fetch): ProviderAdapter {
     // Every provider of this API is tried natively unless `responsesApi: false`; one that answers
     // 404 or 405 is reached by translation from then on (the dispatcher remembers which).
     responses: {
-      send: (target, body) => postToOpenAi(target, '/responses', JSON.stringify({ ...withoutPremiumResponsesOptions(body), model: target.model }), body.stream === true),
+      send: (target, body) =>
+        postToOpenAi(target, '/responses', JSON.stringify({ ...withoutPremiumResponsesOptions(body), model: target.model }), body.stream === true),
       usage: convertResponsesUsage,
     },
     media: { send: postToOpenAi },
