@@ -60,15 +60,20 @@ const LF = 10
 /**
  * Chunked transfer coding: `<hex size>[;extensions]CRLF <data> CRLF` ... `0 CRLF [trailers] CRLF`.
  * A size line, like the trailers, is bounded, so a server that never ends one cannot grow memory;
- * a size that is not hex, or data not followed by CRLF, fails the body.
+ * a size that is not hex, or data not followed by CRLF, fails the body. Size lines are read byte
+ * by byte as they come, with no text made of them: a stream has one per event it relays.
  */
 export class ChunkedDecoder implements BodyDecoder {
   excess = 0
   closeEndsBody = false
   private state: 'size' | 'data' | 'data-end' | 'trailer' | 'done' = 'size'
-  /** The size line (or the current trailer line) so far, as text. */
-  private line = ''
+  /** Bytes of the current size or trailer line so far, its LF not counted. */
   private lineBytes = 0
+  private lastWasCr = false
+  /** The size line so far: its value, its hex digits, and where in the line it is. */
+  private size = 0
+  private sizeDigits = 0
+  private sizePart: 'digits' | 'after-digits' | 'extensions' = 'digits'
   private trailerBytes = 0
   private remaining = 0
   /** Bytes of the CRLF after a chunk's data still to see. */
@@ -113,36 +118,68 @@ export class ChunkedDecoder implements BodyDecoder {
 
   /** Consumes bytes of a size or trailer line from `at`; acts on the line once its LF came. Returns where it stopped. */
   private readLine(bytes: Uint8Array, at: number): number {
-    const newline = bytes.indexOf(LF, at)
-    const end = newline < 0 ? bytes.length : newline
-    this.lineBytes += end - at
     const bound = this.state === 'size' ? MAX_CHUNK_LINE_BYTES : MAX_TRAILER_BYTES - this.trailerBytes
-    if (this.lineBytes > bound) throw protocolError(this.state === 'size' ? 'a chunk-size line past its bound' : 'trailers past their bound')
-    this.line += Buffer.from(bytes.buffer, bytes.byteOffset + at, end - at).toString('latin1')
-    if (newline < 0) return bytes.length
-    const line = this.line
-    this.line = ''
-    if (this.state === 'size') this.endSizeLine(line)
-    else this.endTrailerLine(line)
-    this.lineBytes = 0
-    return newline + 1
+    for (let index = at; index < bytes.length; index++) {
+      const byte = bytes[index] as number
+      if (byte === LF) {
+        if (this.state === 'size') this.endSizeLine()
+        else this.endTrailerLine()
+        this.lineBytes = 0
+        this.lastWasCr = false
+        return index + 1
+      }
+      if (++this.lineBytes > bound) throw protocolError(this.state === 'size' ? 'a chunk-size line past its bound' : 'trailers past their bound')
+      if (this.state === 'size') this.sizeByte(byte)
+      this.lastWasCr = byte === CR
+    }
+    return bytes.length
   }
 
-  private endSizeLine(line: string): void {
-    if (!line.endsWith('\r')) throw protocolError('a chunk-size line not ended by CRLF')
-    const semicolon = line.indexOf(';')
-    const hex = (semicolon < 0 ? line.slice(0, -1) : line.slice(0, semicolon)).trimEnd()
-    if (hex.length === 0 || hex.length > MAX_SIZE_DIGITS || !/^[0-9a-fA-F]+$/.test(hex)) throw protocolError('a chunk size that is not hexadecimal')
-    this.remaining = Number.parseInt(hex, 16)
+  /** One byte of a size line before its LF: hex digits, then optional spaces or tabs, then `;` and extensions (ignored). */
+  private sizeByte(byte: number): void {
+    if (this.sizePart === 'extensions') return
+    if (byte === SEMICOLON) {
+      this.sizePart = 'extensions'
+      return
+    }
+    if (byte === CR || byte === SPACE || byte === TAB) {
+      this.sizePart = 'after-digits'
+      return
+    }
+    const digit = hexValue(byte)
+    if (digit < 0 || this.sizePart !== 'digits' || this.sizeDigits === MAX_SIZE_DIGITS) throw protocolError('a chunk size that is not hexadecimal')
+    this.size = this.size * 16 + digit
+    this.sizeDigits++
+  }
+
+  private endSizeLine(): void {
+    if (!this.lastWasCr) throw protocolError('a chunk-size line not ended by CRLF')
+    if (this.sizeDigits === 0) throw protocolError('a chunk size that is not hexadecimal')
+    this.remaining = this.size
     this.state = this.remaining === 0 ? 'trailer' : 'data'
+    this.size = 0
+    this.sizeDigits = 0
+    this.sizePart = 'digits'
   }
 
-  private endTrailerLine(line: string): void {
+  private endTrailerLine(): void {
     // The empty line (CRLF alone) ends the trailers and the body.
-    if (line === '\r' || line === '') {
+    if (this.lineBytes === 0 || (this.lineBytes === 1 && this.lastWasCr)) {
       this.state = 'done'
       return
     }
     this.trailerBytes += this.lineBytes + 1
   }
+}
+
+const SEMICOLON = 59
+const SPACE = 32
+const TAB = 9
+
+/** A hex digit's value, or -1. */
+function hexValue(byte: number): number {
+  if (byte >= 48 && byte <= 57) return byte - 48
+  if (byte >= 97 && byte <= 102) return byte - 87
+  if (byte >= 65 && byte <= 70) return byte - 55
+  return -1
 }
