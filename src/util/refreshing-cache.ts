@@ -21,9 +21,15 @@ interface Entry<Value> {
  * key's calls never wait for the database, yet what they see is never older than `ttlMs` (an
  * entry's age counts from when its read began). A read that fails in the background leaves the
  * entry to lapse; the next call after that reads, and fails, itself.
+ *
+ * One read per key at a time: calls that find no entry while a read of their key is under way
+ * wait for that read, so a burst of a new key's calls (thousands opened within a second) costs
+ * the database one query rather than one each, which would queue past the statement deadline.
  */
 export class RefreshingCache<Value> {
   private readonly entries = new Map<string, Entry<Value>>()
+  /** The read under way for each key. */
+  private readonly reading = new Map<string, Promise<Value>>()
   /** Forgets so far: a read that began before one may hold what was forgotten and is not kept. */
   private forgets = 0
 
@@ -35,7 +41,7 @@ export class RefreshingCache<Value> {
       if (this.options.permanent?.(entry.value)) return entry.value
       const age = this.options.now() - entry.readAt
       if (age < this.options.ttlMs) {
-        if (age >= this.options.refreshAfterMs && !entry.refreshing) {
+        if (age >= this.options.refreshAfterMs && !entry.refreshing && !this.reading.has(key)) {
           entry.refreshing = true
           this.load(key, read).catch(() => {
             entry.refreshing = false
@@ -44,22 +50,31 @@ export class RefreshingCache<Value> {
         return entry.value
       }
     }
-    return this.load(key, read)
+    return this.reading.get(key) ?? this.load(key, read)
   }
 
   /** Drops every entry whose value matches: the next call reads it again. */
   forget(matches: (value: Value) => boolean): void {
     this.forgets++
+    // A read under way may hold what is forgotten: calls from now on read again.
+    this.reading.clear()
     for (const [key, entry] of this.entries) if (matches(entry.value)) this.entries.delete(key)
   }
 
-  private async load(key: string, read: () => Promise<Value>): Promise<Value> {
+  private load(key: string, read: () => Promise<Value>): Promise<Value> {
     const readAt = this.options.now()
     const forgetsBefore = this.forgets
-    const value = await read()
-    if (forgetsBefore !== this.forgets) return value
-    if (this.entries.size >= this.options.maxEntries && !this.entries.has(key)) this.entries.clear()
-    this.entries.set(key, { value, readAt, refreshing: false })
-    return value
+    const reading = read().then((value) => {
+      if (forgetsBefore !== this.forgets) return value
+      if (this.entries.size >= this.options.maxEntries && !this.entries.has(key)) this.entries.clear()
+      this.entries.set(key, { value, readAt, refreshing: false })
+      return value
+    })
+    this.reading.set(key, reading)
+    const done = () => {
+      if (this.reading.get(key) === reading) this.reading.delete(key)
+    }
+    reading.then(done, done)
+    return reading
   }
 }

@@ -50,4 +50,47 @@ describe('a cache read again in the background while in use', () => {
     now = 1_000_000
     expect(await values.get('p', async () => 'changed')).toBe('forever')
   })
+  test('calls that miss while a read of their key is under way share it: one query for a burst; a failed read fails them all and the next call reads again', async () => {
+    now = 0
+    const values = cache()
+    let reads = 0
+    let answer: (value: string) => void = () => {}
+    const slow = () => {
+      reads++
+      return new Promise<string>((resolve) => {
+        answer = resolve
+      })
+    }
+    const burst = Promise.all(Array.from({ length: 50 }, () => values.get('k', slow)))
+    expect(reads).toBe(1)
+    answer('v1')
+    expect(new Set(await burst)).toEqual(new Set(['v1']))
+    // Past the TTL, the calls of a new burst share one read again, and one that fails fails them all.
+    now = 6000
+    let fail: (error: Error) => void = () => {}
+    const failing = () => {
+      reads++
+      return new Promise<string>((_, reject) => {
+        fail = reject
+      })
+    }
+    const failed = Promise.allSettled([values.get('k', failing), values.get('k', failing)])
+    fail(new Error('down'))
+    expect((await failed).map((outcome) => outcome.status)).toEqual(['rejected', 'rejected'])
+    expect(reads).toBe(2)
+    expect(await values.get('k', async () => `v${++reads}`)).toBe('v3')
+  })
+
+  test('a call after a forget does not join a read that began before it', async () => {
+    now = 0
+    const values = cache()
+    let answer: (value: string) => void = () => {}
+    const before = values.get('k', () => new Promise<string>((resolve) => (answer = resolve)))
+    values.forget(() => true)
+    const after = values.get('k', async () => 'after the forget')
+    answer('before the forget')
+    expect(await before).toBe('before the forget')
+    expect(await after).toBe('after the forget')
+    expect(await values.get('k', async () => 'a third read')).toBe('after the forget')
+  })
 })
