@@ -1,6 +1,6 @@
 // Latency at a fixed request rate (open loop), for `bun run bench`: requests leave on a schedule
-// whether or not earlier ones were answered, and each is timed from when it was due, so a slow
-// answer cannot hide the queue behind it (a closed-loop tool like wrk measures queueing at
+// whether or not earlier ones were answered (those due within the same millisecond together), so
+// a slow answer cannot hide the queue behind it (a closed-loop tool like wrk measures queueing at
 // saturation instead). Runs in its own process, so its work does not share the event loop of
 // whoever starts it: `bun bench/open-loop.ts` with the options as JSON on stdin, prints the result.
 
@@ -41,12 +41,12 @@ async function run(options: OpenLoopOptions): Promise<OpenLoopResult> {
   const interval = 1000 / options.rate
   const started = performance.now()
   const inFlight = new Set<Promise<void>>()
-  const send = (due: number) => {
+  const send = (leftAt: number) => {
     const request = fetch(options.url, { method: 'POST', headers: options.headers, body: options.body })
       .then(async (response) => {
         await response.arrayBuffer()
         if (!response.ok) errors++
-        latencies.push(performance.now() - due)
+        latencies.push(performance.now() - leftAt)
       })
       .catch(() => {
         errors++
@@ -57,12 +57,14 @@ async function run(options: OpenLoopOptions): Promise<OpenLoopResult> {
   let sent = 0
   while (sent < total) {
     const now = performance.now()
-    // Everything due by now leaves now, each timed from its own due time.
+    // Everything due by now leaves now, each timed from when it left. The loop wakes once a
+    // millisecond (the timers' resolution): waiting for a due time less than that away would spin
+    // and take a core from the processes measured on this machine.
     while (sent < total && started + sent * interval <= now) {
-      send(started + sent * interval)
+      send(performance.now())
       sent++
     }
-    await Bun.sleep(Math.max(0, started + sent * interval - performance.now()))
+    await Bun.sleep(Math.max(1, started + sent * interval - performance.now()))
   }
   await Promise.all([...inFlight])
   latencies.sort((a, b) => a - b)
