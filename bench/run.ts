@@ -172,7 +172,9 @@ async function main(): Promise<void> {
     targets.push(await postgresTarget('Tollgate, Postgres, 2 workers', { TOLLGATE_WORKERS: '2' }))
     targets.push(await postgresTarget('Tollgate, Postgres, exact holds (TOLLGATE_CREDIT_LEASE=0)', { TOLLGATE_CREDIT_LEASE: '0' }))
     // Whole answers go through fetch by default (docs/operations.md#how-upstreams-are-reached): this row is the other candidate.
-    targets.push(await postgresTarget('Tollgate, Postgres, whole answers by the own client (TOLLGATE_UPSTREAM_CLIENT=own)', { TOLLGATE_UPSTREAM_CLIENT: 'own' }))
+    targets.push(
+      await postgresTarget('Tollgate, Postgres, whole answers by the own client (TOLLGATE_UPSTREAM_CLIENT=own)', { TOLLGATE_UPSTREAM_CLIENT: 'own' }),
+    )
 
     const portkeyPort = await freePort()
     const portkey = Bun.spawn(['node', 'bench/peer/node_modules/@portkey-ai/gateway/build/start-server.js', `--port=${portkeyPort}`, '--headless'], {

@@ -1,4 +1,4 @@
-import { silenceClock } from '../http/idle-timeout'
+import { SilenceClock } from '../http/idle-timeout'
 import { type FramedSseEvent, SseFramer } from '../http/sse'
 import { type PulledBody, pulledBodyOf } from '../upstream-http/client'
 
@@ -43,33 +43,42 @@ export function upstreamBodyOf(response: Response): PulledBody {
  * StreamIdleTimeoutError.
  */
 export function sseSource(body: PulledBody, idleMs: number, abortUpstream: () => void): StreamSource<FramedSseEvent> {
-  const decoder = new TextDecoder()
-  const framer = new SseFramer()
-  const clock = silenceClock(idleMs, (silence) => {
-    abortUpstream()
-    // The pending read ends with the cancel; it reports the silence.
-    body.cancel(silence)
-  })
+  return new SseSource(body, idleMs, abortUpstream)
+}
 
-  return {
-    async read() {
-      if (clock.stopped) return undefined
-      const chunk = await clock.timed(body.read())
-      if (chunk === undefined) {
-        clock.stop()
-        return [...framer.push(decoder.decode()), ...framer.end()]
-      }
-      try {
-        return framer.push(decoder.decode(chunk, { stream: true }))
-      } catch (error) {
-        // An event past the size bound: the upstream is stopped, nothing more is read.
-        clock.stop()
-        abortUpstream()
-        body.cancel(error)
-        throw error
-      }
-    },
-    close: () => clock.stop(),
+/** sseSource's reader: a class rather than closures, as one is kept per open stream. */
+class SseSource implements StreamSource<FramedSseEvent> {
+  private readonly decoder = new TextDecoder()
+  private readonly framer = new SseFramer()
+  private readonly clock: SilenceClock
+
+  constructor(
+    private readonly body: PulledBody,
+    idleMs: number,
+    private readonly abortUpstream: () => void,
+  ) {
+    this.clock = new SilenceClock(idleMs, body, abortUpstream)
+  }
+
+  async read(): Promise<FramedSseEvent[] | undefined> {
+    if (this.clock.stopped) return undefined
+    const chunk = await this.clock.timed(this.body.read())
+    if (chunk === undefined) {
+      this.clock.stop()
+      return [...this.framer.push(this.decoder.decode()), ...this.framer.end()]
+    }
+    try {
+      return this.framer.push(this.decoder.decode(chunk, { stream: true }))
+    } catch (error) {
+      this.clock.stop()
+      this.abortUpstream()
+      this.body.cancel(error)
+      throw error
+    }
+  }
+
+  close(): void {
+    this.clock.stop()
   }
 }
 
@@ -78,10 +87,7 @@ export function sseSource(body: PulledBody, idleMs: number, abortUpstream: () =>
  * http/idle-timeout.ts, but with one timer per stream rather than one per read.
  */
 export function silenceWatched(body: PulledBody, idleMs: number, abortUpstream: () => void): ReadableStream<Uint8Array> {
-  const clock = silenceClock(idleMs, (silence) => {
-    abortUpstream()
-    body.cancel(silence)
-  })
+  const clock = new SilenceClock(idleMs, body, abortUpstream)
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {

@@ -23,10 +23,7 @@ export const MAX_WHOLE_ANSWER_BYTES = 64 * 2 ** 20
  * bytes.
  */
 export async function readWithinSilence(body: PulledBody, idleMs: number, onIdle: () => void): Promise<Uint8Array> {
-  const clock = silenceClock(idleMs, (silence) => {
-    onIdle()
-    body.cancel(silence)
-  })
+  const clock = new SilenceClock(idleMs, body, onIdle)
   const chunks: Uint8Array[] = []
   let size = 0
   for (;;) {
@@ -45,58 +42,67 @@ export async function readWithinSilence(body: PulledBody, idleMs: number, onIdle
   return concatBytes(chunks, size)
 }
 
-interface SilenceClock {
-  /** `read` under the deadline: it fails with StreamIdleTimeoutError when the upstream stayed silent (and stops the clock when it fails). */
-  timed<T>(read: Promise<T>): Promise<T>
-  stop(): void
-  readonly stopped: boolean
-}
-
 /**
  * The silence deadline of one upstream body (readWithinSilence, and the stream sources of
  * dispatch/stream-sources.ts): measures how long each read waits, with one timer that, when it
- * fires, either finds the read waiting past `idleMs` (then `onSilence` runs and the read fails)
- * or sets itself again for the rest of the time. Nothing runs while no read is pending.
+ * fires, either finds the read waiting past `idleMs` (then the upstream is aborted, the body
+ * cancelled and the read fails with StreamIdleTimeoutError) or sets itself again for the rest of
+ * the time. Nothing runs while no read is pending. A class, not closures: a relay keeps one per
+ * open stream, thousands at once.
  */
-export function silenceClock(idleMs: number, onSilence: (silence: StreamIdleTimeoutError) => void): SilenceClock {
-  let waitingSince = 0
-  let timer: ReturnType<typeof setTimeout> | undefined
-  let silence: StreamIdleTimeoutError | undefined
-  let stopped = false
-  const check = () => {
-    timer = undefined
-    if (waitingSince === 0 || stopped) return
-    const waited = performance.now() - waitingSince
-    if (waited < idleMs) {
-      timer = setTimeout(check, idleMs - waited)
+export class SilenceClock {
+  private waitingSince = 0
+  private timer: ReturnType<typeof setTimeout> | undefined
+  private silence: StreamIdleTimeoutError | undefined
+  private ended = false
+
+  constructor(
+    private readonly idleMs: number,
+    private readonly body: PulledBody,
+    private readonly abortUpstream: () => void,
+  ) {}
+
+  get stopped(): boolean {
+    return this.ended
+  }
+
+  /** `read` under the deadline: it fails with StreamIdleTimeoutError when the upstream stayed silent (and stops the clock when it fails). */
+  async timed<T>(read: Promise<T>): Promise<T> {
+    this.waitingSince = performance.now()
+    if (!this.timer) this.timer = setTimeout(checkSilence, this.idleMs, this)
+    try {
+      const result = await read
+      if (this.silence) throw this.silence
+      return result
+    } catch (error) {
+      this.stop()
+      throw this.silence ?? error
+    } finally {
+      this.waitingSince = 0
+    }
+  }
+
+  stop(): void {
+    this.ended = true
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = undefined
+  }
+
+  /** The timer fired: the read waiting now has waited either too long, or less than that (the timer is set again). */
+  check(): void {
+    this.timer = undefined
+    if (this.waitingSince === 0 || this.ended) return
+    const waited = performance.now() - this.waitingSince
+    if (waited < this.idleMs) {
+      this.timer = setTimeout(checkSilence, this.idleMs - waited, this)
       return
     }
-    silence = new StreamIdleTimeoutError(`The upstream stream sent nothing for ${idleMs} ms.`)
-    onSilence(silence)
+    this.silence = new StreamIdleTimeoutError(`The upstream stream sent nothing for ${this.idleMs} ms.`)
+    this.abortUpstream()
+    this.body.cancel(this.silence)
   }
-  const stop = () => {
-    stopped = true
-    if (timer) clearTimeout(timer)
-    timer = undefined
-  }
-  return {
-    async timed(read) {
-      waitingSince = performance.now()
-      if (!timer) timer = setTimeout(check, idleMs)
-      try {
-        const result = await read
-        if (silence) throw silence
-        return result
-      } catch (error) {
-        stop()
-        throw silence ?? error
-      } finally {
-        waitingSince = 0
-      }
-    },
-    stop,
-    get stopped() {
-      return stopped
-    },
-  }
+}
+
+function checkSilence(clock: SilenceClock): void {
+  clock.check()
 }
