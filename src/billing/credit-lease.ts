@@ -5,6 +5,7 @@ import { logEvent } from '../observability/log'
 import { newId } from '../util/ids'
 import type { Hold, HoldRequest } from './hold-book'
 import { monthKey } from './hold-rows'
+import { canServe, grantedLease, type Lease, recordDraw, runningLow } from './lease'
 import { isLeaseableRefusal, type LeaseableRefusal, leaseKeyOf, walletOfLeaseKey } from './lease-keys'
 import { LeaseRecalls } from './lease-recall'
 import { LeaseSizer } from './lease-sizing'
@@ -25,30 +26,6 @@ export interface CreditLeaseOptions {
   checkMs?: number
   /** How long a recalled wallet takes no new lease (default 5 s). */
   recallMs?: number
-}
-
-/** One lease: a hold on a wallet in the database, drawn from in memory. */
-interface Lease {
-  id: string
-  walletId: string
-  /** Which calls draw from it: its wallet's, or (leaseKeyOf) one quota key's alone. */
-  key: string
-  /** A quota key's lease counts against this month (YYYY-MM) and serves calls only in it. */
-  quotaMonth: string | null
-  /** What the database granted, and when. */
-  granted: bigint
-  takenAt: number
-  /** What its draws reserved in all: the wallet's rate while it was current. */
-  drawn: bigint
-  /** What the database holds for the lease, as far as this process knows. */
-  amount: bigint
-  /** Open draws, and charges submitted that have not landed: what the lease must keep. */
-  committed: bigint
-  /** No new draws: a newer lease took over, its credit was given back or recalled, its hold is gone, or the process is stopping. */
-  retired: boolean
-  lastUsed: number
-  /** When its hold expires as far as this process knows: taken or renewed (the heartbeat) until then. */
-  expiresAt: number
 }
 
 const DEFAULT_SHARE = 8n
@@ -136,7 +113,7 @@ export class CreditLeases {
       const lease = await this.newLease(request)
       if (!lease || this.stopped || this.recalls.isRecalled(walletId)) return undefined
       // Others may have drawn from it, or given it back, while it was being taken.
-      const next = this.drawable(key, request.amount) ?? (this.canDraw(lease, request.amount) ? lease : undefined)
+      const next = this.drawable(key, request.amount) ?? (canServe(lease, request.amount, this.options.now()) ? lease : undefined)
       if (next) return this.drawFrom(next, request)
     }
     return undefined
@@ -295,12 +272,12 @@ export class CreditLeases {
   /** The lease a call on `key` draws from: the current one while it can cover `amount`, then the one taken ahead. */
   private drawable(key: string, amount: bigint): Lease | undefined {
     const current = this.current.get(key)
-    if (current && this.canDraw(current, amount)) return current
+    if (current && canServe(current, amount, this.options.now())) return current
     const ahead = this.ahead.get(key)
     if (!ahead) return undefined
     this.ahead.delete(key)
     this.install(ahead)
-    return this.canDraw(ahead, amount) ? ahead : undefined
+    return canServe(ahead, amount, this.options.now()) ? ahead : undefined
   }
 
   /**
@@ -309,7 +286,7 @@ export class CreditLeases {
    * current one runs out. A lease taken ahead and never needed goes back when the wallet idles.
    */
   private takeAheadIfLow(lease: Lease, request: HoldRequest): void {
-    if (lease.amount - lease.committed >= lease.granted / 2n) return
+    if (!runningLow(lease)) return
     if (this.ahead.has(lease.key) || this.taking.has(lease.key)) return
     this.sizer.observe(lease.key, lease.granted, lease.drawn, this.options.now() - lease.takenAt)
     this.newLease(request, 'ahead').catch(() => {
@@ -323,17 +300,8 @@ export class CreditLeases {
     if (this.ahead.get(lease.key) === lease) this.ahead.delete(lease.key)
   }
 
-  /** A lease serves a draw while it is current, has the credit left, and its hold is surely still in the database. */
-  private canDraw(lease: Lease, amount: bigint): boolean {
-    const now = this.options.now()
-    if (lease.quotaMonth !== null && lease.quotaMonth !== monthKey(new Date(now))) return false
-    return !lease.retired && lease.amount - lease.committed >= amount && now < lease.expiresAt
-  }
-
   private drawFrom(lease: Lease, request: HoldRequest): Hold {
-    lease.committed += request.amount
-    lease.drawn += request.amount
-    lease.lastUsed = this.options.now()
+    recordDraw(lease, request.amount, this.options.now())
     // The lease waiting behind a busy one is in use too: it is not given back as idle.
     const ahead = this.ahead.get(lease.key)
     if (ahead) ahead.lastUsed = lease.lastUsed
@@ -385,20 +353,7 @@ export class CreditLeases {
       return undefined
     }
     if (granted === 0n) return undefined
-    const lease: Lease = {
-      id,
-      walletId,
-      key,
-      quotaMonth: quota ? monthKey(now) : null,
-      granted,
-      takenAt: now.getTime(),
-      drawn: 0n,
-      amount: granted,
-      committed: 0n,
-      retired: false,
-      lastUsed: now.getTime(),
-      expiresAt: now.getTime() + this.options.ttlMs,
-    }
+    const lease = grantedLease({ id, walletId, key, quotaMonth: quota ? monthKey(now) : null, granted, takenAt: now.getTime(), ttlMs: this.options.ttlMs })
     if (!this.checkTimer && !this.stopped) {
       this.checkTimer = setInterval(() => void this.check(), this.options.checkMs ?? DEFAULT_CHECK_MS)
       // Leases left over are the sweep's: they never keep a process from exiting.
