@@ -1,14 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs'
-import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import { DEFAULT_FREE_LIMITS, type MinuteLimits } from './auth/rate-limit'
 import { creditsToMicros } from './billing/money'
-import { builtinCatalog } from './catalog/builtin'
 import { MAX_FETCH_CONCURRENCY } from './http/upstream-concurrency'
 import { LOG_LEVELS, logLevelOf, type LogLevel } from './observability/log'
-import { adapterFor } from './providers/registry'
-import { pointerToPath } from './util/json-pointer'
-import { describeSchemaError, firstSchemaError } from './util/schema-errors'
-import { CatalogFileSchema, type AliasEntry, type CatalogFile, type ModelEntry, type ProviderEntry } from './catalog/catalog-schema'
+import type { AliasEntry, ModelEntry, ProviderEntry } from './catalog/catalog-schema'
+import { BUILTIN_SOURCE, configFilePath, loadCatalog, resolveProviders } from './config-file'
+import { ConfigError, checkConfig } from './config-error'
 
 /** Everything the gateway reads from outside, checked once at start (docs/configuration.md#configuration). */
 /** How provider calls reach the network (TOLLGATE_UPSTREAM_CLIENT): streams by the own client and whole answers by fetch, or everything by one. */
@@ -93,8 +90,6 @@ export interface ServiceAccount {
   tokenUri: string
 }
 
-export class ConfigError extends Error {}
-
 const EnvSchema = Type.Object({
   PORT: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}$' })),
   HOST: Type.Optional(Type.String({ minLength: 1 })),
@@ -127,7 +122,7 @@ const EnvSchema = Type.Object({
   TOLLGATE_WORKERS: Type.Optional(Type.String()),
 })
 
-type Env = Record<string, string | undefined>
+export type Env = Record<string, string | undefined>
 
 /**
  * The environment and the config file, checked. `fileText`, when given, is the config file's
@@ -138,7 +133,7 @@ type Env = Record<string, string | undefined>
 export function loadConfig(env: Env = process.env, fileText?: string): Config {
   // Empty variables count as unset, as shells and container runtimes often leave them so.
   const set = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''))
-  const vars = check(EnvSchema, pick(set, Object.keys(EnvSchema.properties)), 'environment', (path) => path.slice(1))
+  const vars = checkConfig(EnvSchema, pick(set, Object.keys(EnvSchema.properties)), 'environment', (path) => path.slice(1))
   const port = Number(vars.PORT ?? 8080)
   if (port > 65535) throw new ConfigError('environment: PORT must be between 0 and 65535')
 
@@ -272,131 +267,6 @@ function upstreamConnections(tollgateValue: string | undefined, bunValue: string
   const wanted = Number(tollgateValue ?? (bunValue !== undefined && /^[1-9][0-9]{0,4}$/.test(bunValue) ? bunValue : DEFAULT_UPSTREAM_CONNECTIONS))
   if (wanted > MAX_FETCH_CONCURRENCY) throw new ConfigError(`environment: TOLLGATE_MAX_UPSTREAM_CONNECTIONS must be at most ${MAX_FETCH_CONCURRENCY}`)
   return wanted
-}
-
-const BUILTIN_SOURCE = 'built-in catalogue'
-
-/** The config file a start reads: `TOLLGATE_CONFIG`, else ./tollgate.json when present, else none (the built-in catalogue). */
-function configFilePath(explicitPath: string | undefined): string | undefined {
-  return explicitPath ?? (existsSync('./tollgate.json') ? './tollgate.json' : undefined)
-}
-
-/** The config file's text as a start would read it now, or undefined when the built-in catalogue serves. */
-export function readConfigFile(env: Env = process.env): string | undefined {
-  const path = configFilePath(env.TOLLGATE_CONFIG || undefined)
-  return path === undefined ? undefined : readConfigText(path)
-}
-
-function readConfigText(path: string): string {
-  try {
-    return readFileSync(path, 'utf8')
-  } catch {
-    throw new ConfigError(`${path}: cannot read the config file`)
-  }
-}
-
-/** The catalogue, and where it came from for messages about it. */
-function loadCatalog(path: string | undefined, env: Env, fileText: string | undefined): { catalog: CatalogFile; source: string } {
-  if (!path) return { catalog: builtinCatalog(env), source: BUILTIN_SOURCE }
-  const text = fileText ?? readConfigText(path)
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch (error) {
-    throw new ConfigError(`${path}: not valid JSON (${error instanceof Error ? error.message : String(error)})`)
-  }
-  const catalog = check(CatalogFileSchema, parsed, path, pointerToPath)
-  checkReferences(catalog, path)
-  return { catalog, source: path }
-}
-
-/** What the schema cannot say: references between entries and unique ids. */
-function checkReferences(catalog: CatalogFile, file: string): void {
-  const fail = (path: string, message: string): never => {
-    throw new ConfigError(`${file}: ${path}: ${message}`)
-  }
-  const ids = new Set<string>()
-  catalog.models.forEach((model, index) => {
-    const vendor = model.id.split('/')[0]
-    if (vendor === 'tollgate' || vendor === 'custom') fail(`models[${index}].id`, `the prefix "${vendor}/" is reserved`)
-    if (ids.has(model.id)) fail(`models[${index}].id`, `duplicate model id "${model.id}"`)
-    ids.add(model.id)
-    model.routes.forEach((route, routeIndex) => {
-      if (!catalog.providers[route.provider]) fail(`models[${index}].routes[${routeIndex}].provider`, `unknown provider "${route.provider}"`)
-    })
-    for (const [unit, price] of Object.entries(model.pricing)) {
-      if (creditsToMicros(price) === undefined) fail(`models[${index}].pricing.${unit}`, 'prices have at most 6 decimals')
-    }
-    if (model.type === 'video' && !model.videoFamily) fail(`models[${index}].videoFamily`, 'video models need "A" or "B"')
-    // Family B's lengths are fixed by its API (4, 8, 12; docs/configuration.md#video-models): only family A lists its own.
-    if (model.videoDurations && (model.type !== 'video' || model.videoFamily !== 'A'))
-      fail(`models[${index}].videoDurations`, 'only family A video models list their durations')
-  })
-  const chatModels = new Set(catalog.models.filter((model) => model.type === 'chat').map((model) => model.id))
-  catalog.aliases?.forEach((alias, index) => {
-    if (ids.has(alias.id)) fail(`aliases[${index}].id`, `duplicate id "${alias.id}"`)
-    ids.add(alias.id)
-    alias.targets.forEach((target, targetIndex) => {
-      if (!chatModels.has(target)) fail(`aliases[${index}].targets[${targetIndex}]`, `"${target}" is not a chat model of this catalogue`)
-    })
-  })
-}
-
-/**
- * Each entry with its credential, defaults and a `baseUrl` without trailing slashes (adapters
- * append paths to it as it is), checked by its API's adapter for what that API requires.
- */
-function resolveProviders(entries: Record<string, ProviderEntry>, env: Env, source: string): Map<string, ProviderConfig> {
-  const providers = new Map<string, ProviderConfig>()
-  for (const [name, entry] of Object.entries(entries)) {
-    const credentialEnv = entry.api === 'vertex' ? entry.accessTokenEnv : entry.apiKeyEnv
-    const credential = entry.apiKey ?? (credentialEnv ? env[credentialEnv] : undefined)
-    const serviceAccount = entry.serviceAccountKeyFile ? readServiceAccount(entry.serviceAccountKeyFile, `providers.${name}.serviceAccountKeyFile`) : undefined
-    const needsCredential = entry.apiKey !== undefined || credentialEnv !== undefined || serviceAccount !== undefined
-    const provider: ProviderConfig = {
-      ...entry,
-      baseUrl: entry.baseUrl.replace(/\/+$/, ''),
-      name,
-      credential,
-      serviceAccount,
-      configured: !needsCredential || credential !== undefined || serviceAccount !== undefined,
-      pollIntervalMs: entry.pollIntervalMs ?? 5000,
-      timeoutMs: entry.timeoutMs ?? 600_000,
-      jobTimeoutMs: entry.jobTimeoutMs ?? 900_000,
-      streamIdleTimeoutMs: entry.streamIdleTimeoutMs ?? 120_000,
-    }
-    const [problem] = adapterFor(provider).checkConfig(provider)
-    if (problem) throw new ConfigError(`${source}: providers.${name}${problem.field ? `.${problem.field}` : ''}: ${problem.message}`)
-    providers.set(name, provider)
-  }
-  return providers
-}
-
-/** A Google service-account key file: the fields token signing needs, checked at start. */
-function readServiceAccount(path: string, field: string): ServiceAccount {
-  let key: { client_email?: unknown; private_key?: unknown; token_uri?: unknown }
-  try {
-    key = JSON.parse(readFileSync(path, 'utf8'))
-  } catch {
-    throw new ConfigError(`${field}: cannot read a JSON key from ${path}`)
-  }
-  if (typeof key.client_email !== 'string' || typeof key.private_key !== 'string') {
-    throw new ConfigError(`${field}: ${path} has no client_email and private_key`)
-  }
-  return {
-    clientEmail: key.client_email,
-    privateKey: key.private_key,
-    tokenUri: typeof key.token_uri === 'string' ? key.token_uri : 'https://oauth2.googleapis.com/token',
-  }
-}
-
-function check<T extends TSchema>(schema: T, value: unknown, source: string, formatPath: (pointer: string) => string): Static<T> {
-  const first = firstSchemaError(schema, value)
-  if (first) {
-    const path = formatPath(first.path) || '(root)'
-    throw new ConfigError(`${source}: ${path}: ${describeSchemaError(first)}`)
-  }
-  return value as Static<T>
 }
 
 function pick(source: Env, keys: string[]): Env {

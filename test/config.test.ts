@@ -3,7 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Catalog } from '../src/catalog/catalog'
-import { ConfigError, loadConfig } from '../src/config'
+import { loadConfig } from '../src/config'
+import { ConfigError } from '../src/config-error'
 
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-config-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))

@@ -1,4 +1,5 @@
-import { ConfigError, loadConfig, type Config } from '../config'
+import { type Config, loadConfig } from '../config'
+import { ConfigError } from '../config-error'
 import { catalogCoverage } from '../catalog/coverage'
 import { logEvent } from '../observability/log'
 import { catalogWarnings, describeConfigSource } from './start-summary'

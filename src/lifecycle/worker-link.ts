@@ -1,4 +1,4 @@
-import { ConfigError } from '../config'
+import { ConfigError } from '../config-error'
 import { fromPrimary, WORKER_ENV, type FromPrimary, type FromWorker } from './worker-messages'
 
 /** How often a worker checks that its primary still exists, in case the channel's close went unnoticed. */

@@ -1,5 +1,6 @@
 import { MemoryHitCounter } from '../auth/rate-limit'
-import { loadConfig, readConfigFile, type Config } from '../config'
+import { loadConfig, type Config } from '../config'
+import { readConfigFile } from '../config-file'
 import { openConfiguredDatabase } from '../db/open'
 import { logEvent } from '../observability/log'
 import { loadForReload } from './reload'

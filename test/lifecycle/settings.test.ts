@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { ConfigError, loadConfig } from '../../src/config'
+import { loadConfig } from '../../src/config'
+import { ConfigError } from '../../src/config-error'
 
 describe('drain settings', () => {
   test('default to a 5 s drain and a 60 s deadline; fractions of a second are taken', () => {

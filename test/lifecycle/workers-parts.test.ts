@@ -1,7 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import { CounterUnavailableError } from '../../src/auth/rate-limit'
 import { IpcHitCounter } from '../../src/auth/ipc-hit-counter'
-import { ConfigError, workerCount } from '../../src/config'
+import { workerCount } from '../../src/config'
+import { ConfigError } from '../../src/config-error'
 import { exactSum, mergeExpositions } from '../../src/observability/metrics-merge'
 
 /** The parts of `serve --workers N` that need no process: the setting, the metrics merge, the shared counter. */

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, spyOn, test } from 'bun:test'
-import { ConfigError, loadConfig } from '../../src/config'
+import { loadConfig } from '../../src/config'
+import { ConfigError } from '../../src/config-error'
 import { OtlpExporter, SpanKind, type OtlpSpan } from '../../src/observability/otlp-exporter'
 import { testDatabases, type FreshDatabase } from '../support/databases'
 import { bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
