@@ -25,15 +25,7 @@ export interface Lease {
 }
 
 /** A lease just granted by the database: nothing drawn, current until its hold's expiry. */
-export function grantedLease(taken: {
-  id: string
-  walletId: string
-  key: string
-  quotaMonth: string | null
-  granted: bigint
-  takenAt: number
-  ttlMs: number
-}): Lease {
+export function grantedLease(taken: Pick<Lease, 'id' | 'walletId' | 'key' | 'quotaMonth' | 'granted' | 'takenAt'> & { ttlMs: number }): Lease {
   const { ttlMs, ...fields } = taken
   return { ...fields, drawn: 0n, amount: taken.granted, committed: 0n, retired: false, lastUsed: taken.takenAt, expiresAt: taken.takenAt + ttlMs }
 }

@@ -24,9 +24,9 @@ export function createAdapters(fetch: Fetch): Record<ProviderApi, ProviderAdapte
  * (`auto`) a stream goes through the gateway's own HTTP/1.1 client (upstream-http/), which hands
  * the relay each chunk straight from the socket, and a whole answer through Bun's global fetch,
  * whose socket work runs on a thread of its own beside the event loop: each is the cheaper for
- * its kind, as measured (docs/operations.md#how-upstreams-are-reached). `own` or `fetch` sends everything one way. A stream is
- * a request that accepts `text/event-stream`: every adapter asks for one so. The own client
- * passes what it does not send itself (media uploads) to fetch.
+ * its kind, as measured. `own` or `fetch` sends everything one way. A stream is a request that
+ * accepts `text/event-stream`: every adapter asks for one so. The own client passes what it does
+ * not send itself (media uploads) to fetch.
  */
 let upstream: UpstreamClient = createUpstreamClient()
 let kind: UpstreamClientKind = 'auto'
