@@ -10,6 +10,9 @@ export interface RefreshingCacheOptions<Value> {
   permanent?: (value: Value) => boolean
 }
 
+/** How long after it began a read is shared with calls that miss (ms): a burst's calls come within it. */
+const JOIN_WITHIN_MS = 250
+
 interface Entry<Value> {
   value: Value
   readAt: number
@@ -22,14 +25,15 @@ interface Entry<Value> {
  * entry's age counts from when its read began). A read that fails in the background leaves the
  * entry to lapse; the next call after that reads, and fails, itself.
  *
- * One read per key at a time: calls that find no entry while a read of their key is under way
- * wait for that read, so a burst of a new key's calls (thousands opened within a second) costs
- * the database one query rather than one each, which would queue past the statement deadline.
+ * One read per key at a time while it is young: calls that find no entry while a read of their
+ * key began less than JOIN_WITHIN_MS ago wait for that read, so a burst of a new key's calls
+ * (thousands opened within a second) costs the database a few queries rather than one each,
+ * which would queue past the statement deadline.
  */
 export class RefreshingCache<Value> {
   private readonly entries = new Map<string, Entry<Value>>()
   /** The read under way for each key. */
-  private readonly reading = new Map<string, Promise<Value>>()
+  private readonly reading = new Map<string, { value: Promise<Value>; startedAt: number }>()
   /** Forgets so far: a read that began before one may hold what was forgotten and is not kept. */
   private forgets = 0
 
@@ -50,7 +54,12 @@ export class RefreshingCache<Value> {
         return entry.value
       }
     }
-    return this.reading.get(key) ?? this.load(key, read)
+    // A read is joined only while it is young: one that has waited longer is likely stuck on a
+    // database that went away (it fails at its deadline), and a call after the database came
+    // back must not inherit that failure.
+    const under = this.reading.get(key)
+    if (under && this.options.now() - under.startedAt < JOIN_WITHIN_MS) return under.value
+    return this.load(key, read)
   }
 
   /** Drops every entry whose value matches: the next call reads it again. */
@@ -70,9 +79,10 @@ export class RefreshingCache<Value> {
       this.entries.set(key, { value, readAt, refreshing: false })
       return value
     })
-    this.reading.set(key, reading)
+    const entry = { value: reading, startedAt: readAt }
+    this.reading.set(key, entry)
     const done = () => {
-      if (this.reading.get(key) === reading) this.reading.delete(key)
+      if (this.reading.get(key) === entry) this.reading.delete(key)
     }
     reading.then(done, done)
     return reading

@@ -93,4 +93,20 @@ describe('a cache read again in the background while in use', () => {
     expect(await after).toBe('after the forget')
     expect(await values.get('k', async () => 'a third read')).toBe('after the forget')
   })
+
+  test('a read that has waited 250 ms or more is not joined: a call after an outage reads again rather than inherit a stuck read', async () => {
+    now = 0
+    const values = cache()
+    const stuck = values.get('k', () => new Promise<string>(() => {}))
+    now = 249
+    let reads = 0
+    const joined = values.get('k', async () => `read ${++reads}`)
+    // Still young: joined, no read of its own.
+    expect(reads).toBe(0)
+    now = 250
+    expect(await values.get('k', async () => `read ${++reads}`)).toBe('read 1')
+    expect(reads).toBe(1)
+    void stuck
+    void joined
+  })
 })
