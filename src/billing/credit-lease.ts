@@ -286,7 +286,8 @@ export class CreditLeases {
    * current one runs out. A lease taken ahead and never needed goes back when the wallet idles.
    */
   private takeAheadIfLow(lease: Lease, request: HoldRequest): void {
-    if (!runningLow(lease)) return
+    // A quota key's room is scarce: a second lease there would hold room another instance's call may need.
+    if (!runningLow(lease) || lease.quotaMonth !== null) return
     if (this.ahead.has(lease.key) || this.taking.has(lease.key)) return
     this.sizer.observe(lease.key, lease.granted, lease.drawn, this.options.now() - lease.takenAt)
     this.newLease(request, 'ahead').catch(() => {
