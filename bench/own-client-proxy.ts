@@ -1,8 +1,8 @@
 // The floor of a relay on the gateway's own upstream client (src/upstream-http/): like
 // bench/observing-proxy.ts, but the upstream is reached through that client instead of fetch,
-// and each chunk is pulled straight from the socket into a direct stream. No auth, no billing,
-// no parsing: what the transport alone costs.
-import { createUpstreamClient, pulledBodyOf } from '../src/upstream-http/client'
+// and each chunk is piped from the socket's callback straight into a direct stream, as the
+// gateway's relay is fed. No auth, no billing, no parsing: what the transport alone costs.
+import { createUpstreamClient, rawBodyOf } from '../src/upstream-http/client'
 
 const upstream = process.env.UPSTREAM_URL ?? ''
 const DirectStream = ReadableStream as unknown as new (source: Bun.DirectUnderlyingSource<Uint8Array>) => ReadableStream<Uint8Array>
@@ -18,18 +18,23 @@ const server = Bun.serve({
       headers: { 'content-type': 'application/json' },
       body: new Uint8Array(await request.arrayBuffer()),
     })
-    const pulled = pulledBodyOf(response)
-    if (!pulled) return new Response(response.body, { status: response.status })
+    const raw = rawBodyOf(response)
+    if (!raw) return new Response(response.body, { status: response.status })
     const body = new DirectStream({
       type: 'direct',
-      async pull(controller) {
-        for (let chunk = await pulled.read(); chunk !== undefined; chunk = await pulled.read()) {
-          const written = controller.write(chunk)
-          if (typeof written !== 'number') await written
-        }
-        controller.close()
+      pull(controller) {
+        raw.pipe({
+          bytes(chunk) {
+            const written = controller.write(chunk)
+            if (typeof written === 'number') return
+            raw.pause()
+            written.then(() => raw.resume())
+          },
+          end: () => controller.close(),
+          fail: (error) => controller.close(error instanceof Error ? error : new Error(String(error))),
+        })
       },
-      cancel: () => pulled.cancel(),
+      cancel: () => raw.cancel(),
     })
     return new Response(body, { status: response.status, headers: { 'content-type': response.headers.get('content-type') ?? 'application/json' } })
   },

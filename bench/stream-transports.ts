@@ -60,7 +60,7 @@ export async function benchStreamTransports(): Promise<string> {
     const targets: StreamTarget[] = [
       { name: 'bare Bun proxy, fetch body passed through (floor)', ...(await proxy('bench/bare-proxy.ts')) },
       { name: 'Bun proxy, fetch body read in JavaScript into a direct stream', ...(await proxy('bench/observing-proxy.ts')) },
-      { name: 'Bun proxy, own client (Bun.connect) pulled into a direct stream', ...(await proxy('bench/own-client-proxy.ts')) },
+      { name: 'Bun proxy, own client (Bun.connect) piped into a direct stream', ...(await proxy('bench/own-client-proxy.ts')) },
       { name: 'Tollgate native, fetch', ...onFetch, model: 'test/cheap' },
       { name: 'Tollgate native, own client', ...onOwn, model: 'test/cheap' },
       { name: 'Tollgate translated (chat → Anthropic format), fetch', ...onFetch, model: 'anthropic/claude-test' },

@@ -5,7 +5,7 @@
 // heap growth per stream after a full GC. No gateway, no server in the measured process.
 import { heapSize } from 'bun:jsc'
 import { startProcess } from '../test/support/process'
-import { createUpstreamClient, pulledBodyOf } from '../src/upstream-http/client'
+import { createUpstreamClient, rawBodyOf } from '../src/upstream-http/client'
 
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 2000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2)
@@ -28,7 +28,7 @@ async function runClient(url: string, transport: string): Promise<void> {
   const read = async () => {
     const response = transport === 'own' ? await client.fetch(url, init) : await fetch(url, init)
     open++
-    const pulled = pulledBodyOf(response)
+    const pulled = rawBodyOf(response)
     if (pulled) while ((await pulled.read()) !== undefined) {}
     else {
       const reader = response.body?.getReader()

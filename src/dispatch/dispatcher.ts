@@ -131,7 +131,7 @@ async function firstAnswer<R extends Route>(
       const response = await send(route, controller.signal, upstream.headers)
       answered = true
       attempt({ status: response.status })
-      if (response.ok) return { route, response, abort }
+      if (response.ok) return { route, response, abort, clientSignal }
       const error = route.adapter.mapError(response.status, await response.text().catch(() => ''))
       if (!isRetryableStatus(response.status)) throw error
       lastError = error
@@ -176,7 +176,7 @@ export async function deliverConversation<Capability>(
 ): Promise<Response> {
   const route = answer.route
   const servedBy = { model: route.model, provider: route.provider, outputTokenLimit: encoding.outputTokenLimit }
-  const relayed = { call, servedBy, abortUpstream: answer.abort }
+  const relayed = { call, servedBy, abortUpstream: answer.abort, clientSignal: answer.clientSignal }
   const idleMs = route.provider.streamIdleTimeoutMs
   // A native stream is read straight from the upstream body, its silence watched by the source itself.
   if (encoding.streaming && route.mode === 'native')

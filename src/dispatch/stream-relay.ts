@@ -6,14 +6,15 @@ import { StreamIdleTimeoutError, UpstreamError } from '../errors/kinds'
 import { writeSseEvents } from '../http/sse'
 import { CLIENT_CLOSED_STATUS } from '../observability/request-record'
 import type { BilledCall, ServedBy } from './billed-call'
-import type { StreamSource } from './stream-sources'
+import type { RelaySink, StreamSource } from './stream-sources'
 import type { ClosingStep, StreamedSoFar, StreamEncoder, StreamObserver } from './surface'
 
-/** The call a relay settles, the route that served it, and how to stop the upstream. */
+/** The call a relay settles, the route that served it, how to stop the upstream, and whether the client left. */
 export interface RelayedCall {
   call: BilledCall
   servedBy: ServedBy
   abortUpstream: () => void
+  clientSignal: AbortSignal
 }
 
 /** Bun's direct stream (type 'direct'), which the DOM typings of ReadableStream do not describe. */
@@ -22,106 +23,145 @@ const DirectStream = ReadableStream as unknown as new (source: Bun.DirectUnderly
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' }
 
 /**
- * The one stream relay: reads the upstream, lets the observer decide what each item becomes,
- * writes what one read produced as one write, and closes the books exactly once. A complete
- * stream is settled from its usage and its closing events carry the cost; one the client
- * abandons is settled for what was generated; one that breaks ends with the surface's failure
- * events, released unbilled, and one that goes silent ends the same way, settled for what was
- * streamed.
+ * The one stream relay: the source feeds it what the upstream sends, the observer decides what
+ * each item becomes, what one feed produced goes out as one write, and the books close exactly
+ * once. A complete stream is settled from its usage and its closing events carry the cost; one
+ * the client abandons is settled for what was generated; one that breaks ends with the surface's
+ * failure events, released unbilled, and one that goes silent ends the same way, settled for
+ * what was streamed.
  *
  * The body is a direct stream: its text goes straight into the response, with no queue of its
- * own, which is what keeps a relayed chunk near the cost of a bare proxy. Its one loop reads
- * the upstream only while the client's connection takes what it writes (a write the connection
- * cannot take yet is awaited), so the upstream's silence clock never runs for a slow client.
+ * own, which is what keeps a relayed chunk near the cost of a bare proxy. A write the client's
+ * connection cannot take yet is handed back to the source as a promise, and the source feeds
+ * nothing more (it pauses the upstream) until it settles, so the upstream's silence clock never
+ * runs for a slow client.
  */
 export function relayStream<Item>(source: StreamSource<Item>, observer: StreamObserver<Item>, relayed: RelayedCall): Response {
-  const { call, servedBy } = relayed
   // The request ends with the stream's last byte, not with its headers.
-  call.record.streamOpened()
-  let started = false
-  let cancelled = false
-  let recorded = false
-  const record = (status: number, outcome: Parameters<typeof call.record.finish>[1]) => {
-    if (recorded) return
-    recorded = true
-    call.record.finish(status, outcome)
+  relayed.call.record.streamOpened()
+  const relay = new Relay(source, observer, relayed)
+  return new Response(
+    new DirectStream({
+      type: 'direct',
+      // Called once by the server (again by an in-process reader after each read): the source is started once.
+      pull: (controller) => relay.start(controller),
+      cancel: () => relay.cancel(),
+    }),
+    { headers: SSE_HEADERS },
+  )
+}
+
+/** relayStream's state: a class rather than closures, as one is kept per open stream. */
+class Relay<Item> implements RelaySink<Item> {
+  private controller: ReadableStreamDirectController | undefined
+  /** The relay stopped taking items: it is finishing, finished, or the client left. */
+  private stopped = false
+  private cancelled = false
+  private recorded = false
+
+  constructor(
+    private readonly source: StreamSource<Item>,
+    private readonly observer: StreamObserver<Item>,
+    private readonly relayed: RelayedCall,
+  ) {}
+
+  start(controller: ReadableStreamDirectController): void {
+    if (this.controller) return
+    this.controller = controller
+    this.source.start(this)
   }
 
-  const write = async (controller: ReadableStreamDirectController, text: string) => {
-    if (text === '' || cancelled) return
+  items(items: Item[]): Promise<unknown> | undefined {
+    const controller = this.controller
+    if (this.stopped || !controller) return undefined
+    let text = ''
+    for (const item of items) {
+      const step = this.observer.step(item)
+      if (step.kind !== 'write') {
+        this.finishWith(step, text)
+        return undefined
+      }
+      text += step.text
+    }
+    if (text === '') return undefined
     // The server sends what was written at the end of the tick; a promise means its buffer is full.
     const written = controller.write(text)
-    if (typeof written !== 'number') await written
+    return typeof written === 'number' ? undefined : written
   }
-  /** Carries out the step that ends the stream, after the text the same read produced before it. */
-  const finish = async (controller: ReadableStreamDirectController, step: ClosingStep, before: string) => {
-    source.close()
-    await write(controller, before)
+
+  end(): void {
+    if (!this.stopped) this.finishWith(this.observer.end(), '')
+  }
+
+  fail(cause: unknown): void {
+    if (this.stopped) return
+    // The client left and its signal stopped the upstream before the server told the stream: its cancel.
+    if (this.relayed.clientSignal.aborted) void this.cancel()
+    else this.finishWith({ kind: 'fail', cause }, '')
+  }
+
+  /** The client went away: the upstream is stopped and what was generated is billed. */
+  async cancel(): Promise<void> {
+    if (this.cancelled) return
+    this.cancelled = true
+    const finishing = this.stopped
+    this.stop()
+    this.relayed.abortUpstream()
+    // A stream already finishing closes its own books (and records the client's leaving).
+    if (finishing) return
+    const { usage, source } = this.observer.soFar()
+    await this.relayed.call.settle(this.relayed.servedBy, usage, source)
+    this.record(CLIENT_CLOSED_STATUS, 'client_closed')
+  }
+
+  private stop(): void {
+    this.stopped = true
+    this.source.close()
+  }
+
+  private finishWith(step: ClosingStep, before: string): void {
+    this.stop()
+    this.finish(step, before).catch((error) => {
+      if (!this.cancelled) this.controller?.close(error instanceof Error ? error : new Error(String(error)))
+    })
+  }
+
+  /** Carries out the step that ends the stream, after the text the same feed produced before it. */
+  private async finish(step: ClosingStep, before: string): Promise<void> {
+    const { call, servedBy } = this.relayed
+    await this.write(before)
     switch (step.kind) {
       case 'settle': {
         const settled = await call.settle(servedBy, step.soFar.usage, step.soFar.source)
-        await write(controller, step.closing(settled.cost))
+        await this.write(step.closing(settled.cost))
         break
       }
       case 'release':
         await call.release()
-        await write(controller, step.text)
+        await this.write(step.text)
         break
       case 'fail':
-        await write(controller, observer.failure(await closeUnfinished(call, servedBy, step.cause, observer)))
+        await this.write(this.observer.failure(await closeUnfinished(call, servedBy, step.cause, this.observer)))
         break
     }
-    if (cancelled) return
-    controller.close()
-    record(200, step.kind === 'settle' ? 'ok' : 'upstream_error')
-  }
-  const run = async (controller: ReadableStreamDirectController) => {
-    while (!cancelled) {
-      let items: Item[] | undefined
-      try {
-        items = await source.read()
-      } catch (cause) {
-        return finish(controller, { kind: 'fail', cause }, '')
-      }
-      if (cancelled) return
-      if (items === undefined) return finish(controller, observer.end(), '')
-      let text = ''
-      for (const item of items) {
-        const step = observer.step(item)
-        if (step.kind !== 'write') return finish(controller, step, text)
-        text += step.text
-      }
-      // Inline rather than through `write`: an async call per chunk costs a promise and a tick even when the write took it all.
-      if (text === '' || cancelled) continue
-      const written = controller.write(text)
-      if (typeof written !== 'number') await written
+    if (this.cancelled) this.record(CLIENT_CLOSED_STATUS, 'client_closed')
+    else {
+      this.controller?.close()
+      this.record(200, step.kind === 'settle' ? 'ok' : 'upstream_error')
     }
   }
 
-  return new Response(
-    new DirectStream({
-      type: 'direct',
-      // Called once by the server (again by an in-process reader after each read): one loop serves them all.
-      pull(controller) {
-        if (started) return
-        started = true
-        run(controller).catch((error) => {
-          if (!cancelled) controller.close(error instanceof Error ? error : new Error(String(error)))
-        })
-      },
-      async cancel() {
-        // The client went away: stop the upstream and bill what was generated so far.
-        if (cancelled) return
-        cancelled = true
-        source.close()
-        relayed.abortUpstream()
-        const { usage, source: usageSource } = observer.soFar()
-        await call.settle(servedBy, usage, usageSource)
-        record(CLIENT_CLOSED_STATUS, 'client_closed')
-      },
-    }),
-    { headers: SSE_HEADERS },
-  )
+  private async write(text: string): Promise<void> {
+    if (text === '' || this.cancelled || !this.controller) return
+    const written = this.controller.write(text)
+    if (typeof written !== 'number') await written
+  }
+
+  private record(status: number, outcome: Parameters<BilledCall['record']['finish']>[1]): void {
+    if (this.recorded) return
+    this.recorded = true
+    this.relayed.call.record.finish(status, outcome)
+  }
 }
 
 /**

@@ -1,84 +1,128 @@
 import { SilenceClock } from '../http/idle-timeout'
 import { type FramedSseEvent, SseFramer } from '../http/sse'
-import { type PulledBody, pulledBodyOf } from '../upstream-http/client'
+import { type BodySink, type RawBody, rawBodyOf, readerBody } from '../upstream-http/client'
 
 /**
- * Where a relay (stream-relay.ts) reads from: a batch of items per read, as the upstream sent
- * them, so one network chunk holding many events costs one read and one write.
+ * What a relay (stream-relay.ts) reads from: the source feeds it as the upstream sends, a batch
+ * of items at a time, so one network chunk holding many events costs one write. It is pushed,
+ * not pulled: a chunk relayed from a socket costs no promise.
  */
 export interface StreamSource<Item> {
-  /** The next items (possibly none), or undefined at the upstream's end; throws when the upstream breaks. */
-  read(): Promise<Item[] | undefined>
-  /** The relay is done reading: whatever the source still watches (its silence clock) stops. */
+  /** Starts feeding `sink`; called once. */
+  start(sink: RelaySink<Item>): void
+  /** The relay is done reading: the source stops feeding it and whatever it still watches (its silence clock). */
   close(): void
 }
 
-/**
- * An upstream answer's body as pulls: straight from the socket when the gateway's own client
- * made the response (upstream-http/), else through the body stream's reader (a response from
- * the global fetch, or a test's fake).
- */
-export function upstreamBodyOf(response: Response): PulledBody {
-  const pulled = pulledBodyOf(response)
-  if (pulled) return pulled
-  const reader = (response.body ?? new ReadableStream<Uint8Array>()).getReader()
-  return {
-    read: () => reader.read().then((next) => (next.done ? undefined : next.value)),
-    cancel: (reason) => {
-      reader.cancel(reason).catch(() => {})
-    },
-  }
+/** The relay's side of a source. Nothing is called after `end` or `fail`. */
+export interface RelaySink<Item> {
+  /** What the upstream sent next; a promise while the client's connection is full: feed nothing more until it settles. */
+  items(items: Item[]): Promise<unknown> | undefined
+  /** The upstream ended. */
+  end(): void
+  /** The upstream broke, went silent, or sent what cannot be relayed. */
+  fail(cause: unknown): void
 }
 
 /**
- * A native upstream's event stream, read straight from the response body: no stream in between,
- * one decode per network chunk, events framed in place (http/sse.ts, which also bounds their
- * size: an oversized event stops the upstream and fails the read).
+ * An upstream answer's body, straight from the socket when the gateway's own client made the
+ * response (upstream-http/), else through the body stream's reader (a response from the global
+ * fetch, or a test's fake).
+ */
+export function upstreamBodyOf(response: Response): RawBody {
+  return rawBodyOf(response) ?? readerBody((response.body ?? new ReadableStream<Uint8Array>()).getReader())
+}
+
+/**
+ * A native upstream's event stream, piped from the response body: no stream in between, one
+ * decode per network chunk, events framed in place (http/sse.ts, which also bounds their size:
+ * an oversized event stops the upstream and fails the relay).
  *
  * The silence deadline (the provider's `streamIdleTimeoutMs`, as http/idle-timeout.ts applies
- * to every other upstream read) runs only while a read is pending, so a client that reads slowly
- * never counts against the upstream. One timer per stream checks it rather than one per read:
- * a stream relays thousands of chunks and a timer each would cost more than the relay itself.
- * On timeout the upstream request is aborted and the pending read fails with
- * StreamIdleTimeoutError.
+ * to every other upstream read) runs only while the relay waits for the upstream, never while
+ * the client's connection is full, so a client that reads slowly never counts against the
+ * upstream. One timer per stream checks it rather than one per chunk: a stream relays thousands
+ * of chunks and a timer each would cost more than the relay itself. On timeout the upstream
+ * request is aborted and the relay fails with StreamIdleTimeoutError.
  */
-export function sseSource(body: PulledBody, idleMs: number, abortUpstream: () => void): StreamSource<FramedSseEvent> {
+export function sseSource(body: RawBody, idleMs: number, abortUpstream: () => void): StreamSource<FramedSseEvent> {
   return new SseSource(body, idleMs, abortUpstream)
 }
 
-/** sseSource's reader: a class rather than closures, as one is kept per open stream. */
-class SseSource implements StreamSource<FramedSseEvent> {
+/** sseSource's feed: a class rather than closures, as one is kept per open stream. */
+class SseSource implements StreamSource<FramedSseEvent>, BodySink {
   private readonly decoder = new TextDecoder()
   private readonly framer = new SseFramer()
   private readonly clock: SilenceClock
+  private sink: RelaySink<FramedSseEvent> | undefined
 
   constructor(
-    private readonly body: PulledBody,
+    private readonly body: RawBody,
     idleMs: number,
     private readonly abortUpstream: () => void,
   ) {
     this.clock = new SilenceClock(idleMs, body, abortUpstream)
   }
 
-  async read(): Promise<FramedSseEvent[] | undefined> {
-    if (this.clock.stopped) return undefined
-    const chunk = await this.clock.timed(this.body.read())
-    if (chunk === undefined) {
-      this.clock.stop()
-      return [...this.framer.push(this.decoder.decode()), ...this.framer.end()]
-    }
-    try {
-      return this.framer.push(this.decoder.decode(chunk, { stream: true }))
-    } catch (error) {
-      this.clock.stop()
-      this.abortUpstream()
-      this.body.cancel(error)
-      throw error
-    }
+  start(sink: RelaySink<FramedSseEvent>): void {
+    this.sink = sink
+    this.clock.waitFromNow()
+    this.body.pipe(this)
   }
 
   close(): void {
+    this.sink = undefined
     this.clock.stop()
+  }
+
+  bytes(chunk: Uint8Array): void {
+    if (!this.sink) return
+    this.clock.waitFromNow()
+    let events: FramedSseEvent[]
+    try {
+      events = this.framer.push(this.decoder.decode(chunk, { stream: true }))
+    } catch (error) {
+      this.abortUpstream()
+      // The body tells this source (fail) that it was cancelled, and the relay hears why.
+      this.body.cancel(error)
+      return
+    }
+    if (events.length === 0) return
+    const full = this.sink.items(events)
+    if (full) this.waitFor(full)
+  }
+
+  end(): void {
+    const sink = this.sink
+    if (!sink) return
+    this.close()
+    const rest = [...this.framer.push(this.decoder.decode()), ...this.framer.end()]
+    if (rest.length > 0) sink.items(rest)
+    sink.end()
+  }
+
+  fail(error: unknown): void {
+    const sink = this.sink
+    if (!sink) return
+    const silence = this.clock.silenceError
+    this.close()
+    sink.fail(silence ?? error)
+  }
+
+  /** The client's connection is full: the upstream is paused, and its silence not counted, until it drains. */
+  private waitFor(full: Promise<unknown>): void {
+    this.body.pause()
+    this.clock.notWaiting()
+    full.then(
+      () => this.resume(),
+      () => this.resume(),
+    )
+  }
+
+  private resume(): void {
+    if (!this.sink) return
+    this.body.resume()
+    this.clock.waitFromNow()
   }
 }
 
@@ -86,7 +130,7 @@ class SseSource implements StreamSource<FramedSseEvent> {
  * The upstream body under the same silence deadline, for a translated route's decoder: like
  * http/idle-timeout.ts, but with one timer per stream rather than one per read.
  */
-export function silenceWatched(body: PulledBody, idleMs: number, abortUpstream: () => void): ReadableStream<Uint8Array> {
+export function silenceWatched(body: RawBody, idleMs: number, abortUpstream: () => void): ReadableStream<Uint8Array> {
   const clock = new SilenceClock(idleMs, body, abortUpstream)
   return new ReadableStream<Uint8Array>(
     {
@@ -111,14 +155,26 @@ export function silenceWatched(body: PulledBody, idleMs: number, abortUpstream: 
   )
 }
 
-/** Items from an async iterable (a translated route's canonical parts), one per read. */
+/** Items from an async iterable (a translated route's canonical parts), fed one at a time, waiting while the client's connection is full. */
 export function iterableSource<Item>(items: AsyncIterable<Item>): StreamSource<Item> {
-  const iterator = items[Symbol.asyncIterator]()
+  let closed = false
+  const feed = async (sink: RelaySink<Item>) => {
+    for await (const item of items) {
+      if (closed) return
+      const full = sink.items([item])
+      if (full) await full
+      if (closed) return
+    }
+    if (!closed) sink.end()
+  }
   return {
-    async read() {
-      const next = await iterator.next()
-      return next.done ? undefined : [next.value]
+    start(sink) {
+      feed(sink).catch((error) => {
+        if (!closed) sink.fail(error)
+      })
     },
-    close: () => undefined,
+    close() {
+      closed = true
+    },
   }
 }

@@ -89,6 +89,8 @@ export interface UpstreamAnswer<R> {
   response: Response
   /** Aborts the upstream request (client gone, stream abandoned). */
   abort: () => void
+  /** The client's own signal: aborted once the client left, which also aborted the upstream request. */
+  clientSignal: AbortSignal
 }
 
 /** What a relay has counted so far: the provider's usage when it reported one, else the gateway's own. */

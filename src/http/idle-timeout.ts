@@ -1,5 +1,5 @@
 import { StreamIdleTimeoutError, UpstreamError } from '../errors/kinds'
-import type { PulledBody } from '../upstream-http/pulled-body'
+import type { RawBody } from '../upstream-http/raw-body'
 import { concatBytes } from '../util/concat-bytes'
 
 /**
@@ -22,7 +22,7 @@ export const MAX_WHOLE_ANSWER_BYTES = 64 * 2 ** 20
  * the whole read: a stream, a timer and a race per read would cost a small answer more than its
  * bytes.
  */
-export async function readWithinSilence(body: PulledBody, idleMs: number, onIdle: () => void): Promise<Uint8Array> {
+export async function readWithinSilence(body: RawBody, idleMs: number, onIdle: () => void): Promise<Uint8Array> {
   const clock = new SilenceClock(idleMs, body, onIdle)
   const chunks: Uint8Array[] = []
   let size = 0
@@ -44,11 +44,13 @@ export async function readWithinSilence(body: PulledBody, idleMs: number, onIdle
 
 /**
  * The silence deadline of one upstream body (readWithinSilence, and the stream sources of
- * dispatch/stream-sources.ts): measures how long each read waits, with one timer that, when it
- * fires, either finds the read waiting past `idleMs` (then the upstream is aborted, the body
- * cancelled and the read fails with StreamIdleTimeoutError) or sets itself again for the rest of
- * the time. Nothing runs while no read is pending. A class, not closures: a relay keeps one per
- * open stream, thousands at once.
+ * dispatch/stream-sources.ts): measures how long the gateway has waited for the upstream, with
+ * one timer that, when it fires, either finds the wait past `idleMs` (then the upstream is
+ * aborted and the body cancelled with StreamIdleTimeoutError, which a pending read fails with)
+ * or sets itself again for the rest of the time. A pulled body waits while a read is pending
+ * (`timed`); a piped one from each chunk to the next (`waitFromNow`), except while its reader is
+ * behind (`notWaiting`). Nothing runs while nothing waits. A class, not closures: a relay keeps
+ * one per open stream, thousands at once.
  */
 export class SilenceClock {
   private waitingSince = 0
@@ -58,7 +60,7 @@ export class SilenceClock {
 
   constructor(
     private readonly idleMs: number,
-    private readonly body: PulledBody,
+    private readonly body: RawBody,
     private readonly abortUpstream: () => void,
   ) {}
 
@@ -66,10 +68,25 @@ export class SilenceClock {
     return this.ended
   }
 
+  /** Why the body was cancelled, once the upstream stayed silent too long. */
+  get silenceError(): StreamIdleTimeoutError | undefined {
+    return this.silence
+  }
+
+  /** The upstream owes the next bytes from now. */
+  waitFromNow(): void {
+    this.waitingSince = performance.now()
+    if (!this.timer && !this.ended) this.timer = setTimeout(checkSilence, this.idleMs, this)
+  }
+
+  /** Nothing is asked of the upstream until the next `waitFromNow` (the reader is behind). */
+  notWaiting(): void {
+    this.waitingSince = 0
+  }
+
   /** `read` under the deadline: it fails with StreamIdleTimeoutError when the upstream stayed silent (and stops the clock when it fails). */
   async timed<T>(read: Promise<T>): Promise<T> {
-    this.waitingSince = performance.now()
-    if (!this.timer) this.timer = setTimeout(checkSilence, this.idleMs, this)
+    this.waitFromNow()
     try {
       const result = await read
       if (this.silence) throw this.silence

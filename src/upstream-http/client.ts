@@ -5,8 +5,8 @@ import { OriginPool, type PoolLimits } from './pool'
 import { proxyFor } from './proxy-env'
 import { encodeRequest, ownBody, requestMethod } from './request'
 
-export type { PulledBody } from './pulled-body'
-export { pulledBodyOf } from './pulled-body'
+export type { BodySink, RawBody } from './raw-body'
+export { rawBodyOf, readerBody } from './raw-body'
 
 /** The client's limits; every field has a default fit for a gateway (DEFAULT_LIMITS). */
 export type UpstreamClientOptions = Partial<PoolLimits> & {
@@ -23,7 +23,7 @@ export const DEFAULT_LIMITS: PoolLimits = {
 }
 
 export interface UpstreamClient {
-  /** fetch's signature: a real Response, with a pulled body attached for the stream relay (pulledBodyOf). */
+  /** fetch's signature: a real Response, with a raw body attached for the stream relay (rawBodyOf). */
   fetch(url: string, init: RequestInit): Promise<Response>
   /** Closes the idle sockets; requests in flight finish. */
   close(): void

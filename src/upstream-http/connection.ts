@@ -1,10 +1,19 @@
 import { closedEarly, UpstreamNetworkError } from './errors'
 
+/** Takes a diverted connection's chunks as they arrive (Connection.divert). */
+export interface ChunkReceiver {
+  chunk(bytes: Uint8Array): void
+  /** The socket closed: `failure` when it broke or was destroyed, undefined when the server ended it. Called once. */
+  closed(failure: unknown): void
+}
+
 /**
  * One socket to an upstream, read by pulling: `next()` hands out what the server sent in the
  * order it came, one network chunk at a time, and waits when nothing is there. Bun delivers
- * socket data by callback; this turns it into reads without a stream object in between, which
- * is what makes a relayed chunk cheap (measured: docs/operations.md#how-upstreams-are-reached).
+ * socket data by callback; this turns it into reads without a stream object in between. A
+ * streamed body goes further (`divert`): each chunk goes to its receiver as the callback
+ * delivers it, with no promise at all, which is what makes a relayed chunk cheap (measured:
+ * docs/operations.md#how-upstreams-are-reached).
  *
  * Memory is bounded: past HIGH_WATER_BYTES unread, the socket is paused (the kernel's window
  * then slows the server), and resumed once the reader caught up.
@@ -30,6 +39,8 @@ export class Connection {
   private waiter: { resolve: (chunk: Uint8Array | undefined) => void; reject: (error: unknown) => void } | undefined
   /** The part of a request the socket could not take yet; written on drain. */
   private unwritten: Uint8Array | undefined
+  /** Where chunks go while diverted, instead of the queue. */
+  private receiver: ChunkReceiver | undefined
 
   /** Bytes the server sent that nobody read yet. */
   get hasUnread(): boolean {
@@ -71,6 +82,34 @@ export class Connection {
     })
   }
 
+  /**
+   * Hands every chunk to `receiver` from now on, first what is queued, then each as it arrives,
+   * and the socket's close once; `undefined` ends the diversion (the body is done and the rest,
+   * if any, is queued again). A diverted socket's flow is the receiver's: `pause` and `resume`.
+   */
+  divert(receiver: ChunkReceiver | undefined): void {
+    this.receiver = receiver
+    if (!receiver) return
+    for (let chunk = this.chunks.shift(); chunk && this.receiver === receiver; chunk = this.chunks.shift()) {
+      this.queuedBytes -= chunk.length
+      receiver.chunk(chunk)
+    }
+    if (this.receiver !== receiver) return
+    if (this.paused) {
+      this.paused = false
+      this.socket?.resume()
+    }
+    if (this.closed) this.tellReceiver()
+  }
+
+  pause(): void {
+    this.socket?.pause()
+  }
+
+  resume(): void {
+    if (!this.paused) this.socket?.resume()
+  }
+
   /** Puts back bytes read past the end of a response head, to be the next chunk. */
   unshift(bytes: Uint8Array): void {
     if (bytes.length === 0) return
@@ -87,6 +126,7 @@ export class Connection {
     this.opened(reason)
     this.socket?.terminate()
     this.notifyClosed()
+    this.tellReceiver()
   }
 
   // The socket's events (socket-handlers.ts routes them here).
@@ -94,6 +134,10 @@ export class Connection {
   received(bytes: Uint8Array): void {
     if (this.closed) return
     this.bytesReceived += bytes.length
+    if (this.receiver) {
+      this.receiver.chunk(bytes)
+      return
+    }
     const waiter = this.waiter
     if (waiter && this.chunks.length === 0) {
       this.waiter = undefined
@@ -121,6 +165,15 @@ export class Connection {
     this.ended = true
     this.wake()
     this.notifyClosed()
+    this.tellReceiver()
+  }
+
+  /** A diverted connection closed: its receiver hears it once. */
+  private tellReceiver(): void {
+    const receiver = this.receiver
+    if (!receiver || !this.closed) return
+    this.receiver = undefined
+    receiver.closed(this.failure)
   }
 
   private wake(): void {

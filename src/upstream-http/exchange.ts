@@ -1,8 +1,8 @@
 import { type BodyDecoder, ChunkedDecoder, LengthDecoder, UntilCloseDecoder } from './body-decoder'
-import type { Connection } from './connection'
+import type { ChunkReceiver, Connection } from './connection'
 import { abortReason, closedEarly, protocolError } from './errors'
 import type { OriginPool } from './pool'
-import { attachPulledBody, type PulledBody, readableOf } from './pulled-body'
+import { attachRawBody, type BodySink, type RawBody, readableOf } from './raw-body'
 import { type ResponseHead, readResponseHead } from './response-head'
 
 /** Methods that change nothing on the server: a request of theirs that went unanswered may be sent again. */
@@ -70,7 +70,7 @@ function respond(head: ResponseHead, method: string, connection: Connection, fin
   }
   const body = new SocketBody(connection, framing, (reusable) => finish(reusable && keepAlive))
   const encoding = (head.headers.get('content-encoding') ?? 'identity').trim().toLowerCase()
-  if (encoding === 'identity') return attachPulledBody(new Response(readableOf(body), init), body)
+  if (encoding === 'identity') return attachRawBody(new Response(readableOf(body), init), body)
   // Asked for identity, a server compressed anyway: decoded as fetch would, through a stream (no pulled body).
   if (encoding !== 'gzip' && encoding !== 'deflate') {
     body.cancel()
@@ -100,12 +100,17 @@ function bodyFraming(head: ResponseHead, method: string): BodyDecoder {
 }
 
 /**
- * A response body read from its socket: each read is one network chunk's body bytes (a chunked
- * body's pieces from one chunk joined), so a relay pays one promise and one decode per chunk.
+ * A response body read from its socket, pulled or piped (raw-body.ts). A pull is one network
+ * chunk's body bytes (a chunked body's pieces from one chunk joined), so a relay pays one
+ * promise and one decode per chunk; a pipe diverts the socket's chunks (Connection.divert) and
+ * hands each piece on as it comes, with no promise.
  */
-class SocketBody implements PulledBody {
+class SocketBody implements RawBody, ChunkReceiver {
   private finished = false
   private failure: unknown
+  private sink: BodySink | undefined
+  /** A piped chunk's body pieces, reused from chunk to chunk. */
+  private readonly pieces: Uint8Array[] = []
 
   constructor(
     private readonly connection: Connection,
@@ -133,15 +138,67 @@ class SocketBody implements PulledBody {
     }
   }
 
+  pipe(sink: BodySink): void {
+    this.sink = sink
+    if (this.failure !== undefined) sink.fail(this.failure)
+    else if (this.finished) sink.end()
+    else this.connection.divert(this)
+  }
+
+  pause(): void {
+    this.connection.pause()
+  }
+
+  resume(): void {
+    this.connection.resume()
+  }
+
   cancel(reason?: unknown): void {
     if (this.finished) return
     this.fail(reason ?? closedEarly('the response body was read'))
   }
 
+  /** A piped network chunk: its body pieces go to the sink, then its end when it holds the last. */
+  chunk(bytes: Uint8Array): void {
+    const sink = this.sink
+    if (this.finished || !sink) return
+    const pieces = this.pieces
+    pieces.length = 0
+    try {
+      this.decoder.push(bytes, pieces)
+    } catch (error) {
+      this.fail(error)
+      return
+    }
+    for (const piece of pieces) {
+      sink.bytes(piece)
+      if (this.finished) return
+    }
+    if (!this.decoder.done) return
+    this.connection.divert(undefined)
+    this.end(this.decoder.excess === 0 && !this.connection.hasUnread)
+    sink.end()
+  }
+
+  /** A piped body's socket closed: the end of a body read until close, else a body cut short. */
+  closed(failure: unknown): void {
+    if (this.finished) return
+    if (failure === undefined && this.decoder.closeEndsBody) {
+      this.end(false)
+      this.sink?.end()
+      return
+    }
+    this.fail(failure ?? closedEarly('the response body was complete'))
+  }
+
   private fail(error: unknown): void {
+    if (this.failure !== undefined) return
     this.failure = error
+    // Not diverted any more, so the socket's close is not heard as a second failure.
+    this.connection.divert(undefined)
     this.connection.destroy(error)
     this.end(false)
+    this.sink?.fail(error)
   }
 
   private end(reusable: boolean): void {

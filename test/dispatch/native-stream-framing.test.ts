@@ -7,6 +7,7 @@ import { UpstreamError } from '../../src/errors/kinds'
 import { type FramedSseEvent, MAX_SSE_EVENT_CHARS } from '../../src/http/sse'
 import { observeChatStream, scanPlainChunk } from '../../src/surfaces/chat-completions/observe-native'
 import { observeMessagesStream, plainTextDelta } from '../../src/surfaces/messages/observe-native'
+import { drainSource } from '../support/drain-source'
 
 const encoder = new TextEncoder()
 
@@ -28,12 +29,12 @@ function bodyOf(chunks: Uint8Array[]) {
 async function relayText(chunks: Uint8Array[], observer: StreamObserver<FramedSseEvent>): Promise<{ text: string; outputTokens: number; settled: string }> {
   const source = sseSource(bodyOf(chunks), 10_000, () => undefined)
   let text = ''
-  for (let items = await source.read(); items !== undefined; items = await source.read()) {
-    for (const item of items) {
-      const step = observer.step(item)
-      if (step.kind !== 'write') throw new Error(`unexpected ${step.kind}`)
-      text += step.text
-    }
+  const { items, failure } = await drainSource(source)
+  if (failure !== undefined) throw failure
+  for (const item of items) {
+    const step = observer.step(item)
+    if (step.kind !== 'write') throw new Error(`unexpected ${step.kind}`)
+    text += step.text
   }
   const outputTokens = observer.soFar().usage.outputTokens
   const end = observer.end()
@@ -94,7 +95,7 @@ describe('native streams: framing and observation', () => {
     // Cut before the finish: what an abandoned stream is billed.
     const estimate = chatObserver()
     const source = sseSource(bodyOf([encoder.encode(CHAT_STREAM.slice(0, CHAT_STREAM.indexOf(chunk('{}', '"stop"'))))]), 10_000, () => undefined)
-    for (let items = await source.read(); items !== undefined; items = await source.read()) for (const item of items) estimate.step(item)
+    for (const item of (await drainSource(source)).items) estimate.step(item)
     expect(estimate.soFar()).toEqual({ usage: usageOf({ inputTokens: 7, outputTokens: expectedTokens }), source: 'estimate' })
   })
 
@@ -209,12 +210,11 @@ describe('native streams: framing and observation', () => {
       const watched = observer()
       const source = sseSource(bodyOf(chunks), 10_000, () => undefined)
       let text = ''
-      for (let items = await source.read(); items !== undefined; items = await source.read())
-        for (const item of items) {
-          const step = watched.step(item)
-          if (step.kind === 'write') text += step.text
-          else if (step.kind === 'settle') text += step.closing(0.5)
-        }
+      for (const item of (await drainSource(source)).items) {
+        const step = watched.step(item)
+        if (step.kind === 'write') text += step.text
+        else if (step.kind === 'settle') text += step.closing(0.5)
+      }
       return text
     }
     const whole = await run([bytes])
@@ -224,7 +224,7 @@ describe('native streams: framing and observation', () => {
     for (let split = 1; split < bytes.length; split += 2) expect(await run([bytes.slice(0, split), bytes.slice(split)])).toBe(whole)
   })
 
-  test('an upstream event that never ends fails the read past the bound, and the upstream is stopped', async () => {
+  test('an upstream event that never ends fails the source past the bound, and the upstream is stopped', async () => {
     let stopped = false
     let sent = 0
     const endless = new ReadableStream<Uint8Array>({
@@ -236,12 +236,8 @@ describe('native streams: framing and observation', () => {
     const source = sseSource(upstreamBodyOf(new Response(endless)), 10_000, () => {
       stopped = true
     })
-    let failure: unknown
-    try {
-      for (let items = await source.read(); items !== undefined; items = await source.read()) expect(items).toEqual([])
-    } catch (error) {
-      failure = error
-    }
+    const { items, failure } = await drainSource(source)
+    expect(items).toEqual([])
     expect(failure).toBeInstanceOf(UpstreamError)
     expect(stopped).toBe(true)
     expect(sent).toBeLessThanOrEqual(MAX_SSE_EVENT_CHARS + 2 * 64 * 1024)

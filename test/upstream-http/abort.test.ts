@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from 'bun:test'
-import { createUpstreamClient, pulledBodyOf } from '../../src/upstream-http/client'
+import { createUpstreamClient, rawBodyOf } from '../../src/upstream-http/client'
 import type { UpstreamNetworkError } from '../../src/upstream-http/errors'
 import { rawServer, rejection } from './servers'
 
@@ -43,7 +43,7 @@ describe('own client: aborts and deadlines', () => {
   test('an abort while the body is read fails the pending read and closes the socket', async () => {
     const controller = new AbortController()
     const response = await client.fetch(streaming.url, { method: 'POST', body: '{}', signal: controller.signal })
-    const pulled = pulledBodyOf(response)
+    const pulled = rawBodyOf(response)
     if (!pulled) throw new Error('no pulled body')
     expect(new TextDecoder().decode(await pulled.read())).toBe('data: ')
     const pending = pulled.read()

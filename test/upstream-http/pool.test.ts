@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from 'bun:test'
-import { createUpstreamClient, pulledBodyOf, type UpstreamClient } from '../../src/upstream-http/client'
+import { createUpstreamClient, rawBodyOf, type UpstreamClient } from '../../src/upstream-http/client'
 import { rawServer, readPulled, rejection } from './servers'
 
 /**
@@ -69,7 +69,7 @@ describe('own client: keep-alive pool', () => {
       connection.socket.write('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nok\r\n')
     })
     const client = clientOf()
-    const pulled = pulledBodyOf(await post(client, server.url))
+    const pulled = rawBodyOf(await post(client, server.url))
     expect(new TextDecoder().decode(await pulled?.read())).toBe('ok')
     pulled?.cancel()
     for (let i = 0; i < 50 && !server.connections[0]?.closed; i++) await Bun.sleep(10)
@@ -157,7 +157,7 @@ describe('own client: keep-alive pool', () => {
       connection.socket.write('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n3\r\ndef\r\n0\r\n\r\n')
     })
     const client = clientOf()
-    const pulled = pulledBodyOf(await post(client, server.url))
+    const pulled = rawBodyOf(await post(client, server.url))
     expect(await readPulled(pulled as NonNullable<typeof pulled>)).toBe('abcdef')
     expect(await (await post(client, server.url)).text()).toBe('abcdef')
     expect(server.connections.length).toBe(1)

@@ -1,13 +1,14 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { sseSource, upstreamBodyOf } from '../../src/dispatch/stream-sources'
 import { StreamIdleTimeoutError } from '../../src/errors/kinds'
-import { createUpstreamClient, pulledBodyOf } from '../../src/upstream-http/client'
+import { createUpstreamClient, rawBodyOf } from '../../src/upstream-http/client'
+import { drainSource } from '../support/drain-source'
 import { rawServer } from './servers'
 
 /**
- * The seam between the client and the relay: a response of the own client is read by the relay
- * through its pulled body (no ReadableStream), events framed across network chunks; silence on
- * it ends the read with the idle timeout and closes the upstream socket; a response from fetch
+ * The seam between the client and the relay: a response of the own client is piped to the relay
+ * through its raw body (no ReadableStream), events framed across network chunks; silence on it
+ * fails the source with the idle timeout and closes the upstream socket; a response from fetch
  * is still read through its body stream.
  */
 const server = rawServer(async (connection, request) => {
@@ -27,19 +28,19 @@ afterAll(() => {
   server.stop()
 })
 
-describe('own client: the stream relay reads its pulled body', () => {
-  test('a native stream is framed from the pulled body, events whole across chunks', async () => {
+describe('own client: the stream relay is fed from its raw body', () => {
+  test('a native stream is framed from the raw body, events whole across chunks', async () => {
     const response = await client.fetch(`${server.url}/v1`, { method: 'POST', body: '{}' })
-    const pulled = pulledBodyOf(response)
+    const pulled = rawBodyOf(response)
     expect(pulled).toBeDefined()
     expect(upstreamBodyOf(response)).toBe(pulled as NonNullable<typeof pulled>)
     const source = sseSource(upstreamBodyOf(response), 5000, () => undefined)
-    const data: string[] = []
-    for (let items = await source.read(); items !== undefined; items = await source.read()) data.push(...items.map((item) => item.data))
-    expect(data).toEqual(['{"a":1}', '[DONE]'])
+    const { items, failure } = await drainSource(source)
+    expect(failure).toBeUndefined()
+    expect(items.map((item) => item.data)).toEqual(['{"a":1}', '[DONE]'])
   })
 
-  test('silence on the pulled body ends the read with the idle timeout and closes the socket', async () => {
+  test('silence on the raw body fails the source with the idle timeout and closes the socket', async () => {
     const controller = new AbortController()
     const response = await client.fetch(`${server.url}/silent`, { method: 'POST', body: '{}', signal: controller.signal })
     let aborted = false
@@ -47,14 +48,8 @@ describe('own client: the stream relay reads its pulled body', () => {
       aborted = true
       controller.abort()
     })
-    const first: string[] = []
-    let failure: unknown
-    try {
-      for (let items = await source.read(); items !== undefined; items = await source.read()) first.push(...items.map((item) => item.data))
-    } catch (error) {
-      failure = error
-    }
-    expect(first).toEqual(['{"a":1}'])
+    const { items, failure } = await drainSource(source)
+    expect(items.map((item) => item.data)).toEqual(['{"a":1}'])
     expect(failure).toBeInstanceOf(StreamIdleTimeoutError)
     expect(aborted).toBe(true)
     for (let i = 0; i < 50 && !server.connections.at(-1)?.closed; i++) await Bun.sleep(10)
@@ -63,16 +58,16 @@ describe('own client: the stream relay reads its pulled body', () => {
 
   test('a response from the global fetch is read through its body stream', async () => {
     const response = await fetch(`${server.url}/v1`, { method: 'POST', body: '{}' })
-    expect(pulledBodyOf(response)).toBeUndefined()
+    expect(rawBodyOf(response)).toBeUndefined()
     const body = upstreamBodyOf(response)
     let text = ''
     for (let chunk = await body.read(); chunk !== undefined; chunk = await body.read()) text += new TextDecoder().decode(chunk)
     expect(text).toBe('data: {"a":1}\n\n\ndata: [DONE]\n\n')
   })
 
-  test('once response.body was read, the pulled body is no longer offered', async () => {
+  test('once response.body was read, the raw body is no longer offered', async () => {
     const response = await client.fetch(`${server.url}/v1`, { method: 'POST', body: '{}' })
     await response.text()
-    expect(pulledBodyOf(response)).toBeUndefined()
+    expect(rawBodyOf(response)).toBeUndefined()
   })
 })

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createUpstreamClient, pulledBodyOf } from '../../src/upstream-http/client'
+import { createUpstreamClient, rawBodyOf } from '../../src/upstream-http/client'
 import type { UpstreamNetworkError } from '../../src/upstream-http/errors'
 import { endpointOf, proxyEndpoint } from '../../src/upstream-http/connect'
 import { bypasses, proxyFor } from '../../src/upstream-http/proxy-env'
@@ -112,7 +112,7 @@ describe('own client: proxies from the environment', () => {
     const before = proxy.lines.length
     const client = createUpstreamClient({ env: { http_proxy: proxy.url } })
     const response = await client.fetch(`http://127.0.0.1:${plainServer.port}/v1/chat?x=1`, { method: 'POST', body: '{"hello":1}' })
-    expect(await readPulled(pulledBodyOf(response) ?? { read: async () => undefined })).toBe(STREAMED)
+    expect(await readPulled(rawBodyOf(response) ?? { read: async () => undefined })).toBe(STREAMED)
     expect(proxy.lines.slice(before)).toEqual([`POST http://127.0.0.1:${plainServer.port}/v1/chat?x=1 HTTP/1.1`])
     client.close()
   })

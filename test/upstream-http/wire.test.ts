@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from 'bun:test'
-import { createUpstreamClient, pulledBodyOf } from '../../src/upstream-http/client'
+import { createUpstreamClient, rawBodyOf } from '../../src/upstream-http/client'
 import { UpstreamNetworkError } from '../../src/upstream-http/errors'
 import { MAX_HEAD_BYTES } from '../../src/upstream-http/response-head'
 import { type RawConnection, rawServer, readPulled, rejection } from './servers'
@@ -41,7 +41,7 @@ describe('own client: response bodies on the wire', () => {
   test('a chunked body split at every byte boundary reads whole, through the pulled body and through response.body', async () => {
     const wire = 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5;name=value\r\nhello\r\n7\r\n, world\r\n0\r\ntrailer-field: x\r\n\r\n'
     const url = script('/bytewise', (connection) => writeApart(connection, wire.split('')))
-    const pulled = pulledBodyOf(await post(url))
+    const pulled = rawBodyOf(await post(url))
     expect(pulled).toBeDefined()
     expect(await readPulled(pulled as NonNullable<typeof pulled>)).toBe('hello, world')
     expect(await (await post(url)).text()).toBe('hello, world')
@@ -121,7 +121,7 @@ describe('own client: response bodies on the wire', () => {
       await writeApart(connection, ['HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n', '6\r\ndata: \r\n'])
       connection.socket.end()
     })
-    const pulled = pulledBodyOf(await post(url))
+    const pulled = rawBodyOf(await post(url))
     if (!pulled) throw new Error('no pulled body')
     expect(new TextDecoder().decode(await pulled.read())).toBe('data: ')
     expect(((await rejection(pulled.read())) as UpstreamNetworkError).code).toBe('ECONNRESET')
