@@ -172,9 +172,11 @@ class SocketBody implements RawBody, ChunkReceiver {
     }
     for (const piece of pieces) {
       sink.bytes(piece)
-      if (this.finished) return
+      if (this.finished) break
     }
-    if (!this.decoder.done) return
+    // Kept past this chunk, a piece would keep its network chunk alive until the next.
+    pieces.length = 0
+    if (this.finished || !this.decoder.done) return
     this.connection.divert(undefined)
     this.end(this.decoder.excess === 0 && !this.connection.hasUnread)
     sink.end()

@@ -27,7 +27,7 @@ export interface ChatStreamView {
 export function observeChatStream(view: ChatStreamView): StreamObserver<FramedSseEvent> {
   let usage: Usage | undefined
   let reportedUsage: unknown
-  /** The last chunk passed on, as the upstream wrote it: parsed once, for the usage chunk's id. */
+  /** The last chunk passed on (or one with its id and created), as the upstream wrote it: parsed once, for the usage chunk's id. */
   let lastData = ''
   let outputTokens = 0
   let finished = false
@@ -45,8 +45,8 @@ export function observeChatStream(view: ChatStreamView): StreamObserver<FramedSs
       }
       const content = frame && contentInFrame(event.data, frame)
       if (frame && content !== undefined) {
+        // lastData stays the frame's own chunk: same id and created, and nothing new kept per chunk.
         outputTokens += estimateTextTokens(content)
-        lastData = event.data
         return { kind: 'write', text: frame.shownBefore + content + frame.shownAfter }
       }
       const plain = scanPlainChunk(event.data, shown.json)
