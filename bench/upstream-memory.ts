@@ -1,7 +1,7 @@
 // What an open upstream stream costs in memory on each transport alone (`bun bench/upstream-memory.ts`):
 // a client process opens BENCH_STREAMS streams to the paced mock upstream through fetch or
 // through the gateway's own client (src/upstream-http/), reads each as the relay would (fetch's
-// body reader; the pulled body), and once every stream is open reports its RSS and JavaScript
+// body reader; the raw body, piped), and once every stream is open reports its RSS and JavaScript
 // heap growth per stream after a full GC. No gateway, no server in the measured process.
 import { heapSize } from 'bun:jsc'
 import { startProcess } from '../test/support/process'
@@ -28,8 +28,8 @@ async function runClient(url: string, transport: string): Promise<void> {
   const read = async () => {
     const response = transport === 'own' ? await client.fetch(url, init) : await fetch(url, init)
     open++
-    const pulled = rawBodyOf(response)
-    if (pulled) while ((await pulled.read()) !== undefined) {}
+    const raw = rawBodyOf(response)
+    if (raw) await new Promise<void>((resolve) => raw.pipe({ bytes: () => undefined, end: resolve, fail: () => resolve() }))
     else {
       const reader = response.body?.getReader()
       while (reader && !(await reader.read()).done) {}
@@ -75,7 +75,7 @@ async function run(): Promise<string> {
       '| transport | RSS per open stream | JavaScript heap per open stream |',
       '| --- | --- | --- |',
       `| fetch, body reader | ${range(results.fetch.map((growth) => growth.kbRss))} KB | ${range(results.fetch.map((growth) => growth.kbHeap))} KB |`,
-      `| own client, pulled body | ${range(results.own.map((growth) => growth.kbRss))} KB | ${range(results.own.map((growth) => growth.kbHeap))} KB |`,
+      `| own client, piped body | ${range(results.own.map((growth) => growth.kbRss))} KB | ${range(results.own.map((growth) => growth.kbHeap))} KB |`,
       '',
     ].join('\n')
   } finally {

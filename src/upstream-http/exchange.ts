@@ -10,7 +10,7 @@ const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 /**
  * Sends one request on a pooled connection and returns the response once its head came; the body
- * is read later, by pulling. A reused socket the server closed while idle is replaced once,
+ * is read later, pulled or piped. A reused socket the server closed while idle is replaced once,
  * but only when the request cannot have reached the server (the socket took no byte of it), or
  * when the request is idempotent and the server answered nothing: a POST that may have been
  * received is never sent twice (its completion may already be billed upstream).
@@ -28,20 +28,43 @@ export async function exchange(pool: OriginPool, method: string, request: Uint8A
       if (mayRetry) continue
       throw closedEarly('the request was sent')
     }
-    const onAbort = () => connection.destroy(abortReason(signal as AbortSignal))
-    signal?.addEventListener('abort', onAbort, { once: true })
-    const stopWatching = () => signal?.removeEventListener('abort', onAbort)
+    const loan = new Loan(pool, connection, signal)
     try {
-      return respond(await finalHead(connection), method, connection, (reusable) => {
-        stopWatching()
-        pool.release(connection, reusable)
-      })
+      return respond(await finalHead(connection), method, loan)
     } catch (error) {
-      stopWatching()
-      pool.release(connection, false)
+      loan.giveBack(false)
       if (mayRetry && IDEMPOTENT.has(method) && connection.bytesReceived === 0 && !signal?.aborted) continue
       throw error
     }
+  }
+}
+
+/**
+ * A pooled connection lent to one exchange: the request's signal destroys it when it aborts,
+ * and it goes back to its pool once, when the response is done with it. A class, made outside
+ * the async exchange: a closure made in an async function keeps all of that function's
+ * variables alive with it (the request's bytes among them) for as long as a stream is read.
+ */
+class Loan {
+  private readonly onAbort: (() => void) | undefined
+  private returned = false
+
+  constructor(
+    private readonly pool: OriginPool,
+    readonly connection: Connection,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    if (!signal) return
+    this.onAbort = () => connection.destroy(abortReason(signal))
+    signal.addEventListener('abort', this.onAbort, { once: true })
+  }
+
+  /** Back to the pool: kept for the next request when `reusable`, else closed. */
+  giveBack(reusable: boolean): void {
+    if (this.returned) return
+    this.returned = true
+    if (this.onAbort) this.signal?.removeEventListener('abort', this.onAbort)
+    this.pool.release(this.connection, reusable)
   }
 }
 
@@ -55,8 +78,8 @@ async function finalHead(connection: Connection): Promise<ResponseHead> {
   }
 }
 
-/** Builds the Response of a head; `finish` runs once, when the body was read to its end or given up. */
-function respond(head: ResponseHead, method: string, connection: Connection, finish: (reusable: boolean) => void): Response {
+/** Builds the Response of a head; the loan is given back once the body was read to its end or given up. */
+function respond(head: ResponseHead, method: string, loan: Loan): Response {
   if (head.status > 599) throw protocolError(`status ${head.status}`)
   const init = { status: head.status, statusText: head.statusText, headers: head.headers }
   const framing = bodyFraming(head, method)
@@ -64,14 +87,14 @@ function respond(head: ResponseHead, method: string, connection: Connection, fin
   const bothFramings = head.headers.has('transfer-encoding') && head.headers.has('content-length')
   const keepAlive = head.minorVersion === 1 && !/(^|,)\s*close\s*(,|$)/i.test(head.headers.get('connection') ?? '') && !framing.closeEndsBody && !bothFramings
   if (framing.done) {
-    finish(keepAlive && !connection.hasUnread)
+    loan.giveBack(keepAlive && !loan.connection.hasUnread)
     const nullBody = head.status === 204 || head.status === 205 || head.status === 304
     return new Response(nullBody ? null : '', init)
   }
-  const body = new SocketBody(connection, framing, (reusable) => finish(reusable && keepAlive))
+  const body = new SocketBody(loan, framing, keepAlive)
   const encoding = (head.headers.get('content-encoding') ?? 'identity').trim().toLowerCase()
   if (encoding === 'identity') return attachRawBody(new Response(readableOf(body), init), body)
-  // Asked for identity, a server compressed anyway: decoded as fetch would, through a stream (no pulled body).
+  // Asked for identity, a server compressed anyway: decoded as fetch would, through a stream (no raw body).
   if (encoding !== 'gzip' && encoding !== 'deflate') {
     body.cancel()
     throw protocolError(`an unsupported content-encoding (${encoding})`)
@@ -112,11 +135,16 @@ class SocketBody implements RawBody, ChunkReceiver {
   /** A piped chunk's body pieces, reused from chunk to chunk. */
   private readonly pieces: Uint8Array[] = []
 
+  private readonly connection: Connection
+
   constructor(
-    private readonly connection: Connection,
+    private readonly loan: Loan,
     private readonly decoder: BodyDecoder,
-    private readonly finish: (reusable: boolean) => void,
-  ) {}
+    /** The response lets its socket serve another request once its body was read whole. */
+    private readonly keepAlive: boolean,
+  ) {
+    this.connection = loan.connection
+  }
 
   async read(): Promise<Uint8Array | undefined> {
     for (;;) {
@@ -206,6 +234,6 @@ class SocketBody implements RawBody, ChunkReceiver {
   private end(reusable: boolean): void {
     if (this.finished) return
     this.finished = true
-    this.finish(reusable)
+    this.loan.giveBack(reusable && this.keepAlive)
   }
 }
