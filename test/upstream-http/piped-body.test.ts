@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, test } from 'bun:test'
+import { heapStats } from 'bun:jsc'
 import { sseSource, upstreamBodyOf } from '../../src/dispatch/stream-sources'
 import { StreamIdleTimeoutError } from '../../src/errors/kinds'
 import type { FramedSseEvent } from '../../src/http/sse'
@@ -237,5 +238,46 @@ describe("the stream source's silence clock and a full client connection", () =>
     expect(fed.failure).toBeInstanceOf(StreamIdleTimeoutError)
     // The deadline runs from the drain (~100 ms), not from the start.
     expect(performance.now() - started).toBeGreaterThanOrEqual(240)
+  })
+})
+
+describe('what an open stream keeps', () => {
+  test("nothing of the request it sent: a long prompt is not held for the stream's length", async () => {
+    const size = 8 * 1024 * 1024
+    // A server that reads the request to its end and then answers one event and stays open, keeping none of it.
+    let received = 0
+    const listener = Bun.listen({
+      hostname: '127.0.0.1',
+      port: 0,
+      socket: {
+        data(socket, bytes) {
+          received += bytes.length
+          if (received >= size) socket.write(`${HEAD}${chunked('data: 1\n\n')}`)
+        },
+      },
+    })
+    const local = createUpstreamClient()
+    try {
+      const heldBytes = () => {
+        Bun.gc(true)
+        const stats = heapStats()
+        return stats.heapSize + stats.extraMemorySize
+      }
+      const before = heldBytes()
+      // The body is made and dropped in here: only the client could still hold it.
+      const open = async () => {
+        const response = await local.fetch(`http://127.0.0.1:${listener.port}/v1`, { method: 'POST', body: new Uint8Array(size).fill(120) })
+        const { sink, heard } = recordingSink()
+        rawOf(response).pipe(sink)
+        return heard
+      }
+      const heard = await open()
+      for (let i = 0; i < 50 && heard.text === ''; i++) await Bun.sleep(10)
+      expect(heard.text).toBe('data: 1\n\n')
+      expect(heldBytes() - before).toBeLessThan(size / 4)
+    } finally {
+      local.close()
+      listener.stop(true)
+    }
   })
 })
