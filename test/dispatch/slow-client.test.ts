@@ -74,7 +74,7 @@ test('a client that stops reading stops the upstream; when it reads again, the w
   })
   const socket = await Bun.connect({
     hostname: '127.0.0.1',
-    port: gateway.port,
+    port: Number(gateway.port),
     socket: {
       data(client, bytes) {
         received += bytes.length
