@@ -6,6 +6,7 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
 import postgres, { type Sql } from 'postgres'
 import { DeadlinedPostgres } from './deadlined-client'
 import { pgliteAssets } from './pglite-assets'
+import { PglitePrepared } from './pglite-prepared'
 import { queryRows } from './rows'
 import * as schema from './schema'
 
@@ -18,9 +19,9 @@ export interface DatabaseHandle {
   db: Database
   kind: 'pglite' | 'postgres'
   /**
-   * Runs a raw statement as a prepared statement where the driver supports it (postgres): the
-   * hot billing statements are parsed and planned once per connection instead of every time.
-   * A rendered query (a FixedStatement's, db/fixed-statement.ts) is run as it is.
+   * Runs a raw statement as a prepared statement: the hot billing statements are parsed and
+   * planned once per connection instead of every time (postgres: the driver's; the embedded
+   * database: db/pglite-prepared.ts, for a rendered query, a FixedStatement's).
    */
   rows<Row>(query: SQL | Query): Promise<Row[]>
   /**
@@ -101,10 +102,11 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   }
   const client = await PGlite.create({ dataDir: options.dataDir, startParams: EMBEDDED_START_PARAMS, ...(await pgliteAssets()) })
   const db = drizzlePglite(client, { schema }) as unknown as Database
+  const prepared = new PglitePrepared(client)
   return {
     db,
     kind: 'pglite',
-    rows: async <Row>(query: SQL | Query) => (is(query, SQL) ? queryRows<Row>(db, query) : (await client.query<Row>(query.sql, query.params)).rows),
+    rows: async <Row>(query: SQL | Query) => (is(query, SQL) ? queryRows<Row>(db, query) : prepared.rows<Row>(query)),
     reports: db,
     close: () => client.close(),
   }

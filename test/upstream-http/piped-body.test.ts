@@ -274,7 +274,13 @@ describe('what an open stream keeps', () => {
       const heard = await open()
       for (let i = 0; i < 50 && heard.text === ''; i++) await Bun.sleep(10)
       expect(heard.text).toBe('data: 1\n\n')
-      expect(heldBytes() - before).toBeLessThan(size / 4)
+      // Collected from a fresh stack a few times: the collector also scans stacks conservatively, and a stale word there may keep a buffer one collection longer.
+      let held = heldBytes() - before
+      for (let attempt = 0; attempt < 20 && held >= size / 4; attempt++) {
+        await Bun.sleep(50)
+        held = heldBytes() - before
+      }
+      expect(held).toBeLessThan(size / 4)
     } finally {
       local.close()
       listener.stop(true)
