@@ -8,7 +8,7 @@ import { adapterFor } from '../providers/registry'
 import type { Services } from '../services'
 import { BilledCall } from './billed-call'
 import { observeTranslated, relayStream } from './stream-relay'
-import { iterableSource, silenceWatched, sseSource, upstreamBodyOf } from './stream-sources'
+import { sseSource, upstreamBodyOf } from './stream-sources'
 import type { ConversationEncoding, ConversationRoute, NonEmpty, Route, Surface, SurfaceRequest, TranslatedRoute, UpstreamAnswer } from './surface'
 
 /**
@@ -178,12 +178,11 @@ export async function deliverConversation<Capability>(
   const servedBy = { model: route.model, provider: route.provider, outputTokenLimit: encoding.outputTokenLimit }
   const relayed = { call, servedBy, abortUpstream: answer.abort, clientSignal: answer.clientSignal }
   const idleMs = route.provider.streamIdleTimeoutMs
-  // A native stream is read straight from the upstream body, its silence watched by the source itself.
-  if (encoding.streaming && route.mode === 'native')
-    return relayStream(sseSource(upstreamBodyOf(answer.response), idleMs, answer.abort), encoding.observeNative(), relayed)
-  if (encoding.streaming && route.mode === 'translated') {
-    const parts = route.translate.readStream(silenceWatched(upstreamBodyOf(answer.response), idleMs, answer.abort))
-    return relayStream(iterableSource(parts), observeTranslated(encoding.encodeStream(), encoding.inputTokens), relayed)
+  // A stream is fed from the upstream body as it arrives, its silence watched by the source itself.
+  if (encoding.streaming) {
+    const source = sseSource(upstreamBodyOf(answer.response), idleMs, answer.abort)
+    if (route.mode === 'native') return relayStream(source, encoding.observeNative(), relayed)
+    return relayStream(source, observeTranslated(route.translate.readStream(), encoding.encodeStream(), encoding.inputTokens), relayed)
   }
   // A whole answer is bounded by the same silence limit as a stream: headers alone prove nothing.
   const whole = await readJsonObjectBytes(readWithinSilence(upstreamBodyOf(answer.response), idleMs, answer.abort))

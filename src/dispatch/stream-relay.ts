@@ -1,13 +1,14 @@
 import { estimateTextTokens } from '../billing/estimator'
 import type { StreamPart } from '../canonical/answer'
+import type { StreamTranslator } from '../providers/adapter'
 import { type Usage, usageOf } from '../canonical/usage'
 import type { GatewayError } from '../errors/gateway-error'
 import { StreamIdleTimeoutError, UpstreamError } from '../errors/kinds'
-import { writeSseEvents } from '../http/sse'
+import { type SseEvent, writeSseEvents } from '../http/sse'
 import { CLIENT_CLOSED_STATUS } from '../observability/request-record'
 import type { BilledCall, ServedBy } from './billed-call'
 import type { RelaySink, StreamSource } from './stream-sources'
-import type { ClosingStep, StreamedSoFar, StreamEncoder, StreamObserver } from './surface'
+import type { ClosingStep, StreamedSoFar, StreamEncoder, StreamObserver, StreamStep } from './surface'
 
 /** The call a relay settles, the route that served it, how to stop the upstream, and whether the client left. */
 export interface RelayedCall {
@@ -186,27 +187,47 @@ export function estimatedUsage(inputTokens: number, outputTokens: number): Usage
 }
 
 /**
- * Canonical parts from a translated route, written by the surface's encoder. Billing reads only
- * the `finish` part; until it comes, the gateway counts what it relayed.
+ * A translated route's events: its translator (providers/<api>/convert-stream.ts) makes
+ * canonical parts of each, the surface's encoder writes them. Billing reads only the `finish`
+ * part; until it comes, the gateway counts what it relayed. A translator that throws (an error
+ * event, something malformed, an end before the finish) fails the stream.
  */
-export function observeTranslated(encoder: StreamEncoder, inputTokens: number): StreamObserver<StreamPart> {
+export function observeTranslated(translator: StreamTranslator, encoder: StreamEncoder, inputTokens: number): StreamObserver<SseEvent> {
   let outputTokens = 0
   const soFar = (): StreamedSoFar => ({ usage: estimatedUsage(inputTokens, outputTokens), source: 'estimate' })
-  return {
-    step(part) {
+  /** The parts' text up to a finish, or the step that ends the stream after that text. */
+  const steps = (parts: StreamPart[]): StreamStep => {
+    let text = ''
+    for (const part of parts) {
       if (part.type === 'finish') {
         const usage = part.usage ?? soFar().usage
+        const before = text
         return {
           kind: 'settle',
           soFar: { usage, source: part.usage ? 'provider' : 'estimate' },
-          closing: (cost) => writeSseEvents(encoder.finish(part, usage, cost)),
+          closing: (cost) => before + writeSseEvents(encoder.finish(part, usage, cost)),
         }
       }
       if (part.type === 'text-delta' || part.type === 'reasoning-delta') outputTokens += estimateTextTokens(part.text)
       if (part.type === 'tool-call-delta') outputTokens += estimateTextTokens(part.argumentsDelta)
-      return { kind: 'write', text: writeSseEvents(encoder.encode(part)) }
+      text += writeSseEvents(encoder.encode(part))
+    }
+    return { kind: 'write', text }
+  }
+  const translated = (read: () => StreamPart[]): StreamStep => {
+    try {
+      return steps(read())
+    } catch (cause) {
+      return { kind: 'fail', cause }
+    }
+  }
+  return {
+    step: (event) => translated(() => translator.event(event)),
+    end(): ClosingStep {
+      const step = translated(() => translator.end())
+      // A translator that ends without a finish part and without throwing has nothing to bill from.
+      return step.kind === 'write' ? { kind: 'fail', cause: new Error('the upstream stream ended before it finished') } : step
     },
-    end: () => ({ kind: 'fail', cause: new Error('the upstream stream ended before it finished') }),
     soFar,
     failure: (error) => writeSseEvents(encoder.failure(error)),
   }

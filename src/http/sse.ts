@@ -97,15 +97,6 @@ function parseEvent(raw: string): FramedSseEvent | undefined {
   return { data: data.join('\n'), event, id, raw }
 }
 
-/** The events of a byte stream, one at a time (the translated routes' decoders read this way). */
-export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
-  const decoder = new TextDecoder()
-  const framer = new SseFramer()
-  for await (const chunk of body) yield* framer.push(decoder.decode(chunk, { stream: true }))
-  yield* framer.push(decoder.decode())
-  yield* framer.end()
-}
-
 export function writeSse(event: SseEvent): string {
   // Data of one line (JSON always is): no split and join.
   if (!event.data.includes('\n')) return event.event ? `event: ${event.event}\ndata: ${event.data}\n\n` : `data: ${event.data}\n\n`

@@ -4,6 +4,7 @@ import type { Usage } from '../canonical/usage'
 import type { VideoOutcome, VideoRequest } from '../canonical/video'
 import type { ProviderConfig } from '../config'
 import type { GatewayError } from '../errors/gateway-error'
+import type { SseEvent } from '../http/sse'
 
 /** The one way an adapter reaches the network: global fetch in production, a fake in tests. */
 export type Fetch = (url: string, init: RequestInit) => Promise<Response>
@@ -65,8 +66,20 @@ export interface TranslateCapability {
   send(target: UpstreamTarget, prompt: Prompt): Promise<Response>
   /** A whole answer in this API's format; UpstreamError when it is not one. */
   readAnswer(body: unknown): Answer
-  /** A streamed answer as canonical parts; throws when the stream breaks or carries something malformed. */
-  readStream(body: ReadableStream<Uint8Array>): AsyncIterable<StreamPart>
+  /** A new reader of one streamed answer, fed its events as they come. */
+  readStream(): StreamTranslator
+}
+
+/**
+ * One streamed answer's events as canonical parts, fed one event at a time as the relay receives
+ * them (no stream or promise per event). Both methods throw UpstreamError when the stream
+ * reports an error, carries something malformed, or ends unfinished.
+ */
+export interface StreamTranslator {
+  /** The parts one event makes: none, one or several. Events after the answer's end make none. */
+  event(event: SseEvent): StreamPart[]
+  /** The stream ended: its last parts (a `finish`, when the format finishes at its end). */
+  end(): StreamPart[]
 }
 
 /** Embeddings in this API's own format: how /v1/embeddings reaches an API that is not OpenAI's. */

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { readSse, writeSse, type SseEvent } from '../../src/http/sse'
+import { writeSse, type SseEvent } from '../../src/http/sse'
+import { sseEventsOf } from '../support/sse-events'
 
 function streamOf(...chunks: string[]): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder()
@@ -12,9 +13,7 @@ function streamOf(...chunks: string[]): ReadableStream<Uint8Array> {
 }
 
 async function collect(stream: ReadableStream<Uint8Array>): Promise<SseEvent[]> {
-  const events: SseEvent[] = []
-  for await (const event of readSse(stream)) events.push(event)
-  return events
+  return sseEventsOf(stream)
 }
 
 describe('SSE', () => {

@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test'
+import { translatedParts } from '../support/sse-events'
 import type { Answer, StreamPart } from '../../src/canonical/answer'
 import type { Prompt } from '../../src/canonical/prompt'
 import type { Usage } from '../../src/canonical/usage'
@@ -221,7 +222,7 @@ function describeTranslate(api: ProviderApi, spec: TranslateContract, setUp: Set
     for (const stream of spec.streams) {
       test(`stream decoding: ${stream.fixture}.sse becomes canonical parts ending in finish with usage`, async () => {
         const { adapter } = setUp()
-        const parts = await collect(group(adapter, 'translate').readStream(sseBody(api, stream.fixture)))
+        const parts = await translatedParts(group(adapter, 'translate').readStream(), sseBody(api, stream.fixture))
         expect(parts).toEqual(stream.expected)
         const last = parts.at(-1)
         expect(last?.type).toBe('finish')
@@ -231,7 +232,7 @@ function describeTranslate(api: ProviderApi, spec: TranslateContract, setUp: Set
 
     test('stream decoding: an error the upstream reports mid-stream is an UpstreamError', async () => {
       const { adapter } = setUp()
-      await expectUpstreamErrorAsync(() => collect(group(adapter, 'translate').readStream(sseBody(api, spec.streamError))))
+      await expectUpstreamErrorAsync(() => translatedParts(group(adapter, 'translate').readStream(), sseBody(api, spec.streamError)))
     })
 
     test('stream decoding: a stream cut before its end is an UpstreamError, not a quiet finish', async () => {
@@ -240,7 +241,7 @@ function describeTranslate(api: ProviderApi, spec: TranslateContract, setUp: Set
       const text = fixtureText(api, `${first?.fixture}.sse`)
       // The first two events only: started, never finished.
       const events = text.split(/\r?\n\r?\n/).filter((event) => event.trim() !== '')
-      await expectUpstreamErrorAsync(() => collect(group(adapter, 'translate').readStream(chunkedStream(`${events.slice(0, 2).join('\n\n')}\n\n`))))
+      await expectUpstreamErrorAsync(() => translatedParts(group(adapter, 'translate').readStream(), chunkedStream(`${events.slice(0, 2).join('\n\n')}\n\n`)))
     })
 
     for (const [label, body] of spec.malformedAnswers) {
@@ -253,7 +254,7 @@ function describeTranslate(api: ProviderApi, spec: TranslateContract, setUp: Set
     for (const [label, text] of spec.malformedStreams) {
       test(`malformed stream: ${label}`, async () => {
         const { adapter } = setUp()
-        await expectUpstreamErrorAsync(() => collect(group(adapter, 'translate').readStream(chunkedStream(text))))
+        await expectUpstreamErrorAsync(() => translatedParts(group(adapter, 'translate').readStream(), chunkedStream(text)))
       })
     }
   })
@@ -409,12 +410,6 @@ function expectRequest(recorded: RecordedRequest, expected: ExpectedRequest): vo
     expect(form).toBeInstanceOf(FormData)
     if (form instanceof FormData) for (const [field, value] of Object.entries(expected.form)) expect(form.get(field)).toBe(value)
   }
-}
-
-async function collect(parts: AsyncIterable<StreamPart>): Promise<StreamPart[]> {
-  const collected: StreamPart[] = []
-  for await (const part of parts) collected.push(part)
-  return collected
 }
 
 /** The error must be an UpstreamError with a short message that names no `undefined` or NaN. */

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import type { StreamPart } from '../../src/canonical/answer'
+import { translatedParts } from '../support/sse-events'
 import { createAdapters } from '../../src/providers/registry'
 import { providerConfig, runProviderContract } from './contract'
 import { fakeFetch } from './fake-fetch'
@@ -176,9 +176,9 @@ describe('gemini adapter: blocked prompts', () => {
   })
 
   test('a stream of one blocked chunk finishes, filtered', async () => {
-    const parts: StreamPart[] = []
-    const stream = createAdapters(fakeFetch().fetch).gemini.translate?.readStream(chunkedStream(`data: ${JSON.stringify(blocked)}\r\n\r\n`)) ?? []
-    for await (const part of stream) parts.push(part)
+    const translate = createAdapters(fakeFetch().fetch).gemini.translate
+    if (!translate) throw new Error('gemini translates')
+    const parts = await translatedParts(translate.readStream(), chunkedStream(`data: ${JSON.stringify(blocked)}\r\n\r\n`))
     expect(parts.map((part) => part.type)).toEqual(['start', 'finish'])
     expect(parts.at(-1)).toMatchObject({ finishReason: 'content-filter' })
   })

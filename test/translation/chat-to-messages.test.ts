@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test'
+import { translatedParts } from '../support/sse-events'
 import { convertPromptToMessages } from '../../src/providers/anthropic/convert-request'
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../src/canonical/prompt'
 import { convertMessagesStream } from '../../src/providers/anthropic/convert-stream'
@@ -117,7 +118,7 @@ describe('messages stream -> chat chunks', () => {
     ).body!
     const encoder = new ChatStreamEncoder('anthropic/claude-x', true)
     const chunks: any[] = []
-    for await (const part of convertMessagesStream(upstream)) {
+    for (const part of await translatedParts(convertMessagesStream(), upstream)) {
       const events = part.type === 'finish' ? encoder.finish(part, part.usage!, 0.25) : encoder.encode(part)
       for (const event of events) chunks.push(event.data === '[DONE]' ? '[DONE]' : JSON.parse(event.data))
     }

@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'bun:test'
+import { translatedParts } from '../support/sse-events'
 import { convertPromptToChat } from '../../src/providers/openai/convert-request'
 import { convertChatStream } from '../../src/providers/openai/convert-stream'
 import { decodeMessagesRequest, type MessagesPromptSource } from '../../src/surfaces/messages/decode'
 import { MessageStreamEncoder } from '../../src/surfaces/messages/encode-stream'
-import type { StreamPart } from '../../src/canonical/answer'
 
 /** Golden cases: a messages request as the chat request an OpenAI-format route receives. */
 const toChat = (body: MessagesPromptSource) => convertPromptToChat(decodeMessagesRequest(body), 'max_tokens')
@@ -136,7 +136,7 @@ function sse(...chunks: object[]): ReadableStream<Uint8Array> {
 async function encodeAll(body: ReadableStream<Uint8Array>): Promise<[string, any][]> {
   const encoder = new MessageStreamEncoder('anthropic/claude-x', 7)
   const events: [string, any][] = []
-  for await (const part of convertChatStream(body) as AsyncIterable<StreamPart>) {
+  for (const part of await translatedParts(convertChatStream(), body)) {
     const produced = part.type === 'finish' ? encoder.finish(part, part.usage!, 0.5) : encoder.encode(part)
     for (const event of produced) events.push([event.event!, JSON.parse(event.data)])
   }

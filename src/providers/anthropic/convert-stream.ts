@@ -1,7 +1,7 @@
 import type { FinishReason, StreamPart } from '../../canonical/answer'
 import { UpstreamError } from '../../errors/kinds'
-import { readSse } from '../../http/sse'
-import type { JsonObject } from '../adapter'
+import type { SseEvent } from '../../http/sse'
+import type { JsonObject, StreamTranslator } from '../adapter'
 import { decodeWire, parseWireJson } from '../decode'
 import {
   ContentBlockDeltaEvent,
@@ -25,52 +25,68 @@ import { convertMessagesUsage } from './convert-usage'
  * message_delta; `finish` goes out at message_stop. Events the gateway has no part for (ping,
  * content_block_stop, server tool blocks, citations) are passed over.
  */
-export async function* convertMessagesStream(body: ReadableStream<Uint8Array>): AsyncGenerator<StreamPart> {
-  const toolIds = new Map<number, string>()
-  let usage: JsonObject = {}
-  let finishReason: FinishReason = 'other'
-  let stopSequence: string | undefined
-  for await (const event of readSse(body)) {
+export function convertMessagesStream(): StreamTranslator {
+  return new MessagesStreamTranslator()
+}
+
+class MessagesStreamTranslator implements StreamTranslator {
+  private readonly toolIds = new Map<number, string>()
+  private usage: JsonObject = {}
+  private finishReason: FinishReason = 'other'
+  private stopSequence: string | undefined
+  private finished = false
+
+  event(event: SseEvent): StreamPart[] {
     // An event line with no data (a bare `event: ping`) carries nothing to read.
-    if (event.data === '') continue
+    if (this.finished || event.data === '') return []
     const data = parseWireJson(event.data, 'messages stream event')
     const type = decodeWire(StreamEvent, data, 'messages stream event').type ?? event.event
     const what = `${type} event`
     switch (type) {
       case 'message_start': {
         const { message } = decodeWire(MessageStartEvent, data, what)
-        usage = { ...message.usage }
-        yield { type: 'start', id: message.id ?? 'msg' }
-        break
+        this.usage = { ...message.usage }
+        return [{ type: 'start', id: message.id ?? 'msg' }]
       }
       case 'content_block_start': {
         const start = decodeWire(ContentBlockStartEvent, data, what)
-        if (start.content_block.type !== 'tool_use') break
+        if (start.content_block.type !== 'tool_use') return []
         const call = decodeWire(ToolUseBlock, start.content_block, what)
-        toolIds.set(start.index, call.id)
-        yield { type: 'tool-call-start', id: call.id, name: call.name }
-        break
+        this.toolIds.set(start.index, call.id)
+        return [{ type: 'tool-call-start', id: call.id, name: call.name }]
       }
       case 'content_block_delta': {
-        const part = deltaPart(decodeWire(ContentBlockDeltaEvent, data, what), toolIds)
-        if (part) yield part
-        break
+        const part = deltaPart(decodeWire(ContentBlockDeltaEvent, data, what), this.toolIds)
+        return part ? [part] : []
       }
       case 'message_delta': {
         const delta = decodeWire(MessageDeltaEvent, data, what)
-        for (const [field, value] of Object.entries(delta.usage ?? {})) if (value !== null && value !== undefined) usage[field] = value
-        finishReason = finishReasonOf(delta.delta.stop_reason)
-        if (typeof delta.delta.stop_sequence === 'string') stopSequence = delta.delta.stop_sequence
-        break
+        for (const [field, value] of Object.entries(delta.usage ?? {})) if (value !== null && value !== undefined) this.usage[field] = value
+        this.finishReason = finishReasonOf(delta.delta.stop_reason)
+        if (typeof delta.delta.stop_sequence === 'string') this.stopSequence = delta.delta.stop_sequence
+        return []
       }
       case 'message_stop':
-        yield { type: 'finish', finishReason, ...(stopSequence ? { stopSequence } : {}), usage: convertMessagesUsage(usage) }
-        return
+        this.finished = true
+        return [
+          {
+            type: 'finish',
+            finishReason: this.finishReason,
+            ...(this.stopSequence ? { stopSequence: this.stopSequence } : {}),
+            usage: convertMessagesUsage(this.usage),
+          },
+        ]
       case 'error':
         throw new UpstreamError('The upstream stream reported an error.', { cause: decodeWire(ErrorEvent, data, what).error?.message })
+      default:
+        return []
     }
   }
-  throw new UpstreamError('The upstream stream ended before message_stop.')
+
+  end(): StreamPart[] {
+    if (!this.finished) throw new UpstreamError('The upstream stream ended before message_stop.')
+    return []
+  }
 }
 
 /** The canonical part for one content delta; undefined for deltas that have none (citations). */

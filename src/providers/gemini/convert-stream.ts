@@ -2,7 +2,8 @@ import { Value } from '@sinclair/typebox/value'
 import type { StreamPart } from '../../canonical/answer'
 import type { Usage } from '../../canonical/usage'
 import { UpstreamError } from '../../errors/kinds'
-import { readSse } from '../../http/sse'
+import type { SseEvent } from '../../http/sse'
+import type { StreamTranslator } from '../adapter'
 import { decodeWire, parseWireJson } from '../decode'
 import { ErrorBody, GenerateContentResponse } from './api'
 import { convertParts, finishReasonOf } from './convert-response'
@@ -14,34 +15,50 @@ import { convertGeminiUsage } from './convert-usage'
  * last chunk has it); the last chunk has the finish reason, and the connection then closes.
  * Function calls arrive whole.
  */
-export async function* convertGeminiStream(body: ReadableStream<Uint8Array>): AsyncGenerator<StreamPart> {
-  let started = false
-  let calls = 0
-  let usage: Usage | undefined
-  let finish: string | undefined
-  for await (const event of readSse(body)) {
+export function convertGeminiStream(): StreamTranslator {
+  return new GeminiStreamTranslator()
+}
+
+class GeminiStreamTranslator implements StreamTranslator {
+  private started = false
+  private calls = 0
+  private usage: Usage | undefined
+  private finish: string | undefined
+  private ended = false
+
+  event(event: SseEvent): StreamPart[] {
+    if (this.ended) return []
     const data = parseWireJson(event.data, 'generateContent stream chunk')
     if (Value.Check(ErrorBody, data)) throw new UpstreamError('The upstream stream reported an error.', { cause: data.error.message })
     const chunk = decodeWire(GenerateContentResponse, data, 'generateContent stream chunk')
-    if (!started) {
-      started = true
-      yield { type: 'start', id: chunk.responseId ?? 'gemini' }
+    const parts: StreamPart[] = []
+    if (!this.started) {
+      this.started = true
+      parts.push({ type: 'start', id: chunk.responseId ?? 'gemini' })
     }
     const candidate = chunk.candidates?.[0]
-    for (const part of convertParts(candidate?.content?.parts ?? [], calls)) {
-      if (part.type === 'text') yield { type: 'text-delta', text: part.text }
-      else if (part.type === 'reasoning') yield { type: 'reasoning-delta', text: part.text }
+    for (const part of convertParts(candidate?.content?.parts ?? [], this.calls)) {
+      if (part.type === 'text') parts.push({ type: 'text-delta', text: part.text })
+      else if (part.type === 'reasoning') parts.push({ type: 'reasoning-delta', text: part.text })
       else {
-        calls++
-        yield { type: 'tool-call-start', id: part.id, name: part.name }
-        yield { type: 'tool-call-delta', id: part.id, argumentsDelta: JSON.stringify(part.input) }
+        this.calls++
+        parts.push(
+          { type: 'tool-call-start', id: part.id, name: part.name },
+          { type: 'tool-call-delta', id: part.id, argumentsDelta: JSON.stringify(part.input) },
+        )
       }
     }
-    usage = convertGeminiUsage(chunk.usageMetadata) ?? usage
-    if (candidate?.finishReason) finish = candidate.finishReason
+    this.usage = convertGeminiUsage(chunk.usageMetadata) ?? this.usage
+    if (candidate?.finishReason) this.finish = candidate.finishReason
     // A blocked prompt streams one chunk with no candidate: it is finished, filtered.
-    else if (!candidate && chunk.promptFeedback?.blockReason) finish = 'SAFETY'
+    else if (!candidate && chunk.promptFeedback?.blockReason) this.finish = 'SAFETY'
+    return parts
   }
-  if (!finish) throw new UpstreamError('The upstream stream ended before it finished.')
-  yield { type: 'finish', finishReason: finishReasonOf(finish, calls > 0), usage }
+
+  end(): StreamPart[] {
+    if (this.ended) return []
+    this.ended = true
+    if (!this.finish) throw new UpstreamError('The upstream stream ended before it finished.')
+    return [{ type: 'finish', finishReason: finishReasonOf(this.finish, this.calls > 0), usage: this.usage }]
+  }
 }

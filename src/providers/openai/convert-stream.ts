@@ -2,7 +2,8 @@ import { Value } from '@sinclair/typebox/value'
 import type { FinishReason, StreamPart } from '../../canonical/answer'
 import type { Usage } from '../../canonical/usage'
 import { UpstreamError } from '../../errors/kinds'
-import { readSse } from '../../http/sse'
+import type { SseEvent } from '../../http/sse'
+import type { StreamTranslator } from '../adapter'
 import { decodeWire, parseWireJson } from '../decode'
 import { ChatChunk, ChatStreamError } from './api'
 import { finishReasonOf } from './convert-response'
@@ -12,41 +13,56 @@ import { convertChatUsage } from './convert-usage'
  * An OpenAI chat completions stream as canonical parts
  * (https://platform.openai.com/docs/api-reference/chat-streaming). Tool calls are told apart
  * by `index`; only their first fragment carries the id and name. The usage chunk
- * (choices: []) comes last, before [DONE]; `finish` is emitted once the stream ends.
+ * (choices: []) comes last, before [DONE]; `finish` is emitted at [DONE], or at the stream's end
+ * when [DONE] never came.
  */
-export async function* convertChatStream(body: ReadableStream<Uint8Array>): AsyncGenerator<StreamPart> {
-  const callIds = new Map<number, string>()
-  let finishReason: FinishReason | undefined
-  let usage: Usage | undefined
-  let started = false
-  for await (const event of readSse(body)) {
-    if (event.data === '[DONE]') break
+export function convertChatStream(): StreamTranslator {
+  return new ChatStreamTranslator()
+}
+
+class ChatStreamTranslator implements StreamTranslator {
+  private readonly callIds = new Map<number, string>()
+  private finishReason: FinishReason | undefined
+  private usage: Usage | undefined
+  private started = false
+  private done = false
+
+  event(event: SseEvent): StreamPart[] {
+    if (this.done) return []
+    if (event.data === '[DONE]') return this.end()
     const data = parseWireJson(event.data, 'chat stream chunk')
     if (Value.Check(ChatStreamError, data)) throw new UpstreamError('The upstream stream reported an error.', { cause: data.error.message })
     const chunk = decodeWire(ChatChunk, data, 'chat stream chunk')
-    if (!started) {
-      started = true
-      yield { type: 'start', id: chunk.id ?? 'chatcmpl' }
+    const parts: StreamPart[] = []
+    if (!this.started) {
+      this.started = true
+      parts.push({ type: 'start', id: chunk.id ?? 'chatcmpl' })
     }
-    usage = convertChatUsage(chunk.usage) ?? usage
+    this.usage = convertChatUsage(chunk.usage) ?? this.usage
     const [choice] = chunk.choices
     const delta = choice?.delta
-    if (delta?.reasoning_content) yield { type: 'reasoning-delta', text: delta.reasoning_content }
-    if (delta?.content) yield { type: 'text-delta', text: delta.content }
+    if (delta?.reasoning_content) parts.push({ type: 'reasoning-delta', text: delta.reasoning_content })
+    if (delta?.content) parts.push({ type: 'text-delta', text: delta.content })
     for (const call of delta?.tool_calls ?? []) {
       const index = call.index ?? 0
-      if (call.id && !callIds.has(index)) {
+      if (call.id && !this.callIds.has(index)) {
         if (!call.function?.name) throw new UpstreamError('The upstream sent a malformed chat stream chunk (a tool call without a name).')
-        callIds.set(index, call.id)
-        yield { type: 'tool-call-start', id: call.id, name: call.function.name }
+        this.callIds.set(index, call.id)
+        parts.push({ type: 'tool-call-start', id: call.id, name: call.function.name })
       }
-      const id = callIds.get(index)
+      const id = this.callIds.get(index)
       if (!call.function?.arguments) continue
       if (!id) throw new UpstreamError('The upstream sent a malformed chat stream chunk (tool call arguments before the call).')
-      yield { type: 'tool-call-delta', id, argumentsDelta: call.function.arguments }
+      parts.push({ type: 'tool-call-delta', id, argumentsDelta: call.function.arguments })
     }
-    if (choice?.finish_reason) finishReason = finishReasonOf(choice.finish_reason)
+    if (choice?.finish_reason) this.finishReason = finishReasonOf(choice.finish_reason)
+    return parts
   }
-  if (!finishReason) throw new UpstreamError('The upstream stream ended before it finished.')
-  yield { type: 'finish', finishReason, usage }
+
+  end(): StreamPart[] {
+    if (this.done) return []
+    this.done = true
+    if (!this.finishReason) throw new UpstreamError('The upstream stream ended before it finished.')
+    return [{ type: 'finish', finishReason: this.finishReason, usage: this.usage }]
+  }
 }
