@@ -77,7 +77,7 @@ class Relay<Item> implements RelaySink<Item> {
     if (this.stopped || !controller) return undefined
     let text = ''
     for (const item of items) {
-      const step = this.observer.step(item)
+      const step = this.observed(() => this.observer.step(item))
       if (step.kind !== 'write') {
         this.finishWith(step, text)
         return undefined
@@ -91,7 +91,20 @@ class Relay<Item> implements RelaySink<Item> {
   }
 
   end(): void {
-    if (!this.stopped) this.finishWith(this.observer.end(), '')
+    if (!this.stopped)
+      this.finishWith(
+        this.observed(() => this.observer.end()),
+        '',
+      )
+  }
+
+  /** The observer's step; what it throws (usage it cannot read, an event its translator refuses) fails the stream. */
+  private observed<Step extends StreamStep>(step: () => Step): Step | Extract<ClosingStep, { kind: 'fail' }> {
+    try {
+      return step()
+    } catch (cause) {
+      return { kind: 'fail', cause }
+    }
   }
 
   fail(cause: unknown): void {
@@ -189,8 +202,9 @@ export function estimatedUsage(inputTokens: number, outputTokens: number): Usage
 /**
  * A translated route's events: its translator (providers/<api>/convert-stream.ts) makes
  * canonical parts of each, the surface's encoder writes them. Billing reads only the `finish`
- * part; until it comes, the gateway counts what it relayed. A translator that throws (an error
- * event, something malformed, an end before the finish) fails the stream.
+ * part; until it comes, the gateway counts what it relayed. What the translator throws (an
+ * error event, something malformed, an end before the finish) fails the stream (the relay's
+ * `observed`).
  */
 export function observeTranslated(translator: StreamTranslator, encoder: StreamEncoder, inputTokens: number): StreamObserver<SseEvent> {
   let outputTokens = 0
@@ -214,17 +228,10 @@ export function observeTranslated(translator: StreamTranslator, encoder: StreamE
     }
     return { kind: 'write', text }
   }
-  const translated = (read: () => StreamPart[]): StreamStep => {
-    try {
-      return steps(read())
-    } catch (cause) {
-      return { kind: 'fail', cause }
-    }
-  }
   return {
-    step: (event) => translated(() => translator.event(event)),
+    step: (event) => steps(translator.event(event)),
     end(): ClosingStep {
-      const step = translated(() => translator.end())
+      const step = steps(translator.end())
       // A translator that ends without a finish part and without throwing has nothing to bill from.
       return step.kind === 'write' ? { kind: 'fail', cause: new Error('the upstream stream ended before it finished') } : step
     },
