@@ -86,7 +86,14 @@ class Relay<Item> implements RelaySink<Item> {
     }
     if (text === '') return undefined
     // The server sends what was written at the end of the tick; a promise means its buffer is full.
-    const written = controller.write(text)
+    let written: number | Promise<number>
+    try {
+      written = controller.write(text)
+    } catch {
+      // The client's connection is gone and the server has not said so yet: the client left.
+      void this.cancel()
+      return undefined
+    }
     return typeof written === 'number' ? undefined : written
   }
 

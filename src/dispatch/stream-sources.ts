@@ -96,7 +96,13 @@ class SseSource implements StreamSource<FramedSseEvent>, BodySink {
     const sink = this.sink
     if (!sink) return
     this.close()
-    const rest = [...this.framer.push(this.decoder.decode()), ...this.framer.end()]
+    let rest: FramedSseEvent[]
+    try {
+      rest = [...this.framer.push(this.decoder.decode()), ...this.framer.end()]
+    } catch (error) {
+      sink.fail(error)
+      return
+    }
     if (rest.length > 0) sink.items(rest)
     sink.end()
   }
