@@ -51,16 +51,21 @@ const observer = (throwOn: string | undefined, throwAtEnd = false): StreamObserv
   failure: (error) => `failed:${error.message};`,
 })
 
+/** Relays `items` through `watched` to an in-process reader: the text written and what the call saw. */
+async function relay(items: string[], watched: StreamObserver<string>) {
+  const { call, seen } = fakeCall()
+  const response = relayStream(sourceOf(items), watched, {
+    call,
+    servedBy: {} as never,
+    abortUpstream: () => undefined,
+    clientSignal: new AbortController().signal,
+  })
+  return { text: await response.text(), seen }
+}
+
 describe('the relay and an observer that throws', () => {
   test('a throw on an item fails the stream: what came before, then the failure; released, not settled, recorded once', async () => {
-    const { call, seen } = fakeCall()
-    const response = relayStream(sourceOf(['a', 'b', 'bad', 'c']), observer('bad'), {
-      call,
-      servedBy: {} as never,
-      abortUpstream: () => undefined,
-      clientSignal: new AbortController().signal,
-    })
-    const text = await response.text()
+    const { text, seen } = await relay(['a', 'b', 'bad', 'c'], observer('bad'))
     expect(text).toStartWith('a;b;')
     expect(text).toContain('failed:')
     expect(text).not.toContain('c;')
@@ -68,28 +73,15 @@ describe('the relay and an observer that throws', () => {
   })
 
   test('a throw at the end fails the stream the same way', async () => {
-    const { call, seen } = fakeCall()
-    const response = relayStream(sourceOf(['a']), observer(undefined, true), {
-      call,
-      servedBy: {} as never,
-      abortUpstream: () => undefined,
-      clientSignal: new AbortController().signal,
-    })
-    const text = await response.text()
+    const { text, seen } = await relay(['a'], observer(undefined, true))
     expect(text).toStartWith('a;')
     expect(text).toContain('failed:')
     expect(seen).toEqual({ settled: 0, released: 1, finished: [[200, 'upstream_error']] })
   })
 
   test('without a throw the stream settles and writes its closing', async () => {
-    const { call, seen } = fakeCall()
-    const response = relayStream(sourceOf(['a', 'b']), observer(undefined), {
-      call,
-      servedBy: {} as never,
-      abortUpstream: () => undefined,
-      clientSignal: new AbortController().signal,
-    })
-    expect(await response.text()).toBe('a;b;done;')
+    const { text, seen } = await relay(['a', 'b'], observer(undefined))
+    expect(text).toBe('a;b;done;')
     expect(seen).toEqual({ settled: 1, released: 0, finished: [[200, 'ok']] })
   })
 })
