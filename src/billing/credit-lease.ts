@@ -139,7 +139,10 @@ export class CreditLeases {
         refused = error
       }
     }
-    if (!(await this.recalls.recall(walletId, request.amount))) throw refused
+    // No other instance's lease holds credit now: either none ever did, or theirs went back
+    // between the retake above and the recall (their own refusals give back what they do not
+    // need). One more try then answers as exact holds would.
+    if (!(await this.recalls.recall(walletId, request.amount))) return retake()
     for (const pause of RECALL_RETRY_PAUSES_MS) {
       await Bun.sleep(pause)
       try {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { sql } from 'drizzle-orm'
+import { is, SQL, sql } from 'drizzle-orm'
+import { PgDialect } from 'drizzle-orm/pg-core'
 import type { Payer } from '../../src/billing/payer'
 import { InsufficientBalanceError } from '../../src/errors/kinds'
 import { testDatabases, type FreshDatabase } from '../support/databases'
@@ -75,6 +76,35 @@ for (const kind of testDatabases) {
       expect(Date.now() - refusedAt).toBeLessThan(5000)
 
       for (const gateway of [a, b]) await gateway.services.holds.drain(5000)
+      const wallet = (await a.admin('GET', `/accounts/${payer.ownerId}`)).json.wallet
+      expect(wallet).toEqual({ balance: 0.39, held: 0, available: 0.39 })
+      await expectBooksBalance(database.db)
+    }, 30_000)
+
+    test("a recall that finds the other instance's lease already given back tries the call once more instead of refusing it", async () => {
+      const b = instance('1')
+      const payer = await walletPayer(b, 10)
+      // B keeps a lease of 0.77 credits, so A's 9.5-credit call is refused at first.
+      const small = await b.services.holds.take(request(payer, 110_000n, 1))
+      await b.services.holds.settle(small, 110_000n, { output_tokens: 1 })
+      expect(await b.services.holds.landPending(5000)).toBe(true)
+      // B gives its lease back just before A's recall reaches the database, as B does when a
+      // refusal of its own comes first: the recall then finds no lease of another instance.
+      let recalls = 0
+      const rows: FreshDatabase['rows'] = async (query) => {
+        if (is(query, SQL) && new PgDialect().sqlToQuery(query).sql.includes('set leases_recalled_at')) {
+          recalls++
+          await b.services.holds.drain(5000)
+        }
+        return database.rows(query)
+      }
+      const a = startGateway({ ...database, rows }, { config: testConfig({ TOLLGATE_CREDIT_LEASE: '1' }) })
+      instances.push(a)
+      const big = await a.services.holds.take(request(payer, (95n * CREDIT) / 10n, 2))
+      expect(recalls).toBe(1)
+      expect(big.amount).toBe(9_500_000n)
+      await a.services.holds.settle(big, big.amount, { output_tokens: 1 })
+      await a.services.holds.drain(5000)
       const wallet = (await a.admin('GET', `/accounts/${payer.ownerId}`)).json.wallet
       expect(wallet).toEqual({ balance: 0.39, held: 0, available: 0.39 })
       await expectBooksBalance(database.db)
