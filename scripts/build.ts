@@ -4,7 +4,7 @@ import { ensureSourceTemplate } from './embedded-template'
 
 const template = await ensureSourceTemplate()
 const build = Bun.spawnSync(
-  // The bundle's root is fixed (src/media/resize-image.ts finds the image thread's entry by its path under it).
+  // The bundle's root is fixed (src/media/resize-image.ts and src/db/pglite-thread.ts find their threads' entries by their paths under it).
   [
     'bun',
     'build',
@@ -15,6 +15,7 @@ const build = Bun.spawnSync(
     '.',
     'src/main.ts',
     'src/media/image-worker.ts',
+    'src/db/pglite-worker.ts',
     template,
     '--outfile',
     'dist/tollgate',

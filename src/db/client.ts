@@ -1,12 +1,11 @@
-import { PGlite } from '@electric-sql/pglite'
+import type { PGlite } from '@electric-sql/pglite'
 import { is, SQL, type Query } from 'drizzle-orm'
 import { PgDialect, type PgDatabase, type PgQueryResultHKT } from 'drizzle-orm/pg-core'
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
 import postgres, { type Sql } from 'postgres'
 import { DeadlinedPostgres } from './deadlined-client'
-import { pgliteAssets } from './pglite-assets'
-import { PglitePrepared } from './pglite-prepared'
+import { PgliteThread } from './pglite-thread'
 import { queryRows } from './rows'
 import * as schema from './schema'
 
@@ -21,7 +20,7 @@ export interface DatabaseHandle {
   /**
    * Runs a raw statement as a prepared statement: the hot billing statements are parsed and
    * planned once per connection instead of every time (postgres: the driver's; the embedded
-   * database: db/pglite-prepared.ts, for a rendered query, a FixedStatement's).
+   * database: db/pglite-prepared.ts on its thread, for a rendered query, a FixedStatement's).
    */
   rows<Row>(query: SQL | Query): Promise<Row[]>
   /**
@@ -59,14 +58,6 @@ export const STATEMENT_DEADLINE_MS = 3_000
 /** How long one statement of an admin report may run (`reports`). */
 export const REPORT_DEADLINE_MS = 60_000
 
-/**
- * PGlite's defaults, with shared buffers of 16 MB instead of 128 MB: they live in WebAssembly
- * memory, which never shrinks, and at 128 MB they held most of an idle gateway's memory (about
- * 120 MB of its 280 MB resident). The gateway's working set (wallets, open holds, recent ledger
- * pages) fits, and a page that misses is read from the OS page cache.
- */
-const EMBEDDED_START_PARAMS = [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB']
-
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   if (options.url) {
     const deadlineMs = options.statementDeadlineMs === undefined ? STATEMENT_DEADLINE_MS : options.statementDeadlineMs
@@ -100,13 +91,12 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
       },
     }
   }
-  const client = await PGlite.create({ dataDir: options.dataDir, startParams: EMBEDDED_START_PARAMS, ...(await pgliteAssets()) })
-  const db = drizzlePglite(client, { schema }) as unknown as Database
-  const prepared = new PglitePrepared(client)
+  const client = await PgliteThread.open(options.dataDir)
+  const db = drizzlePglite(client as unknown as PGlite, { schema }) as unknown as Database
   return {
     db,
     kind: 'pglite',
-    rows: async <Row>(query: SQL | Query) => (is(query, SQL) ? queryRows<Row>(db, query) : prepared.rows<Row>(query)),
+    rows: async <Row>(query: SQL | Query) => (is(query, SQL) ? queryRows<Row>(db, query) : client.rows<Row>(query)),
     reports: db,
     close: () => client.close(),
   }

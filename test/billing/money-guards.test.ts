@@ -7,6 +7,7 @@ import { queryRows } from '../../src/db/rows'
 import { InvalidRequestError } from '../../src/errors/kinds'
 import { testDatabases } from '../support/databases'
 import { gatewaySuite } from '../support/gateway-suite'
+import { rejectionOf } from '../support/rejection'
 
 const pricing = { input: 3, output: 15 }
 const usage = { inputTokens: 10, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: 0 }
@@ -51,16 +52,18 @@ for (const kind of testDatabases) {
         monthlyQuota: null,
         tokensPerMinute: null,
       }
-      await expect(
-        suite.harness.services.holds.take({ payer, amount: MAX_HOLD_MICROS + 1n, requestId: 'req_big', model: 'm', provider: 'r' }),
-      ).rejects.toBeInstanceOf(InvalidRequestError)
-      await expect(
-        queryRows(
-          suite.database.db,
-          sql`insert into holds (id, request_id, wallet_id, payer_type, amount, model, route, instance_id, month, expires_at)
+      expect(
+        await rejectionOf(suite.harness.services.holds.take({ payer, amount: MAX_HOLD_MICROS + 1n, requestId: 'req_big', model: 'm', provider: 'r' })),
+      ).toBeInstanceOf(InvalidRequestError)
+      expect(
+        await rejectionOf(
+          queryRows(
+            suite.database.db,
+            sql`insert into holds (id, request_id, wallet_id, payer_type, amount, model, route, instance_id, month, expires_at)
               values ('hold_big', 'req_big', ${walletId}, 'wallet', ${(MAX_HOLD_MICROS + 1n).toString()}::bigint, 'm', 'r', 'inst', '2026-11', now())`,
+          ),
         ),
-      ).rejects.toThrow()
+      ).toBeInstanceOf(Error)
     })
 
     test('a negative charge or uncollected amount: refused by the ledger', async () => {
@@ -70,8 +73,8 @@ for (const kind of testDatabases) {
           suite.database.db,
           sql`insert into ledger_entries (kind, amount, wallet_id, payer_type, uncollected) values (${kind}, ${amount}, ${walletId}, 'wallet', ${uncollected})`,
         )
-      for (const kindOfEntry of ['charge', 'hold', 'release', 'expire', 'topup']) await expect(entry(kindOfEntry, -1)).rejects.toThrow()
-      await expect(entry('charge', 1, -1)).rejects.toThrow()
+      for (const kindOfEntry of ['charge', 'hold', 'release', 'expire', 'topup']) expect(await rejectionOf(entry(kindOfEntry, -1))).toBeInstanceOf(Error)
+      expect(await rejectionOf(entry('charge', 1, -1))).toBeInstanceOf(Error)
       // An adjustment is the one entry whose sign is its meaning.
       await entry('adjustment', -1)
     })

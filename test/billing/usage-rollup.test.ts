@@ -11,6 +11,7 @@ import { bearer, startGateway, testConfig } from '../support/gateway'
 import { gatewaySuite } from '../support/gateway-suite'
 import { expectBooksBalance, expectRollupMatchesLedger } from '../support/ledger-checks'
 import { mockCatalogEnv } from '../support/mock-catalog'
+import { rejectionOf } from '../support/rejection'
 
 /**
  * The usage rollup is written by the statement that writes the charges: it always equals the
@@ -44,9 +45,9 @@ for (const kind of testDatabases) {
       const usage = { input_tokens: 10, output_tokens: 4 }
       await suite.database.db.execute(sql`alter table usage_rollups add constraint refuse_for_test check (model <> 'test/smart')`)
       try {
-        await expect(
-          closeHoldsAtomically(suite.database, [{ hold, cost: 300n, usage, model: 'test/smart', provider: 'a' }], new Date(), '2026-11'),
-        ).rejects.toThrow()
+        expect(
+          await rejectionOf(closeHoldsAtomically(suite.database, [{ hold, cost: 300n, usage, model: 'test/smart', provider: 'a' }], new Date(), '2026-11')),
+        ).toBeInstanceOf(Error)
       } finally {
         await suite.database.db.execute(sql`alter table usage_rollups drop constraint refuse_for_test`)
       }
@@ -71,7 +72,7 @@ for (const kind of testDatabases) {
       const items = [good, other].map((hold) => ({ hold, cost: 100n, usage: { input_tokens: 1 }, model: 'test/cheap', provider: 'a' }))
       // Postgres text cannot hold NUL: the statement carrying it fails, as any value the database refuses would.
       const poisoned = [...items, { ...items[1]!, model: 'poison\u0000model' }]
-      await expect(closeHoldsAtomically(suite.database, poisoned, new Date(), '2026-11')).rejects.toThrow()
+      expect(await rejectionOf(closeHoldsAtomically(suite.database, poisoned, new Date(), '2026-11'))).toBeInstanceOf(Error)
       for (const hold of [good, other]) {
         expect(await count(sql`select count(*)::int as n from ledger_entries where hold_id = ${hold.id} and kind = 'charge'`)).toBe(0)
         expect(await count(sql`select count(*)::int as n from usage_rollups where key_id = ${hold.payer.keyId}`)).toBe(0)
