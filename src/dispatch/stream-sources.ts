@@ -55,6 +55,8 @@ class SseSource implements StreamSource<FramedSseEvent>, BodySink {
   private readonly framer = new SseFramer()
   private readonly clock: SilenceClock
   private sink: RelaySink<FramedSseEvent> | undefined
+  /** The body has neither ended nor failed. */
+  private bodyOpen = true
 
   constructor(
     private readonly body: RawBody,
@@ -72,7 +74,11 @@ class SseSource implements StreamSource<FramedSseEvent>, BodySink {
 
   close(): void {
     this.sink = undefined
-    this.clock.stop()
+    // The relay may finish before the body does (a stream's last event came, its body has not
+    // ended): the upstream then has one silence period more to end it, then its connection is
+    // closed (the clock's timeout), never left open for as long as the upstream likes.
+    if (this.bodyOpen) this.clock.waitFromNow()
+    else this.clock.stop()
   }
 
   bytes(chunk: Uint8Array): void {
@@ -93,9 +99,10 @@ class SseSource implements StreamSource<FramedSseEvent>, BodySink {
   }
 
   end(): void {
+    this.bodyOpen = false
     const sink = this.sink
-    if (!sink) return
     this.close()
+    if (!sink) return
     let rest: FramedSseEvent[]
     try {
       rest = [...this.framer.push(this.decoder.decode()), ...this.framer.end()]
@@ -108,11 +115,11 @@ class SseSource implements StreamSource<FramedSseEvent>, BodySink {
   }
 
   fail(error: unknown): void {
+    this.bodyOpen = false
     const sink = this.sink
-    if (!sink) return
     const silence = this.clock.silenceError
     this.close()
-    sink.fail(silence ?? error)
+    sink?.fail(silence ?? error)
   }
 
   /** The client's connection is full: the upstream is paused, and its silence not counted, until it drains. */

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { estimateTextTokens } from '../../src/billing/estimator'
 import { usageOf } from '../../src/canonical/usage'
 import { sseSource, upstreamBodyOf } from '../../src/dispatch/stream-sources'
-import type { StreamObserver } from '../../src/dispatch/surface'
+import type { ClosingStep, StreamObserver } from '../../src/dispatch/surface'
 import { UpstreamError } from '../../src/errors/kinds'
 import { type FramedSseEvent, MAX_SSE_EVENT_CHARS } from '../../src/http/sse'
 import { observeChatStream, scanPlainChunk } from '../../src/surfaces/chat-completions/observe-native'
@@ -31,13 +31,18 @@ async function relayText(chunks: Uint8Array[], observer: StreamObserver<FramedSs
   let text = ''
   const { items, failure } = await drainSource(source)
   if (failure !== undefined) throw failure
+  // A stream's last event (chat's [DONE]) may end it before the body does, as the relay takes it.
+  let closing: ClosingStep | undefined
   for (const item of items) {
     const step = observer.step(item)
-    if (step.kind !== 'write') throw new Error(`unexpected ${step.kind}`)
+    if (step.kind !== 'write') {
+      closing = step
+      break
+    }
     text += step.text
   }
   const outputTokens = observer.soFar().usage.outputTokens
-  const end = observer.end()
+  const end = closing ?? observer.end()
   if (end.kind !== 'settle') throw new Error(`ended with ${end.kind}`)
   return { text: text + end.closing(0.25), outputTokens, settled: JSON.stringify(end.soFar) }
 }

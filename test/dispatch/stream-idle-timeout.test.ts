@@ -174,6 +174,27 @@ for (const kind of testDatabases) {
       await expectBooksBalance(database.db)
     })
 
+    for (const [surface, path, headers, model] of [
+      ['chat', '/v1/chat/completions', 'bearer', 'test/cheap'],
+      ['messages', '/v1/messages', 'x-api-key', 'claude-test'],
+    ] as const)
+      test(`${surface}: a stream whose last event came but whose body the upstream never ends: the client has it all, billed, and the upstream is closed after one idle timeout`, async () => {
+        const { key, id: keyId, accountId } = await harness.key()
+        a.script({ text: 'one two three', openAfterEnd: true, usage: { prompt_tokens: 10, completion_tokens: 3 } })
+        const reply = await post(path, headers === 'bearer' ? bearer(key) : { 'x-api-key': key }, { model, max_tokens: 200, messages: hi, stream: true })
+        const last = eventsOf(reply.text).at(-1)
+        expect(surface === 'chat' ? last?.[1] : last?.[0]).toBe(surface === 'chat' ? '[DONE]' : 'message_stop')
+        await expectAborted(a.received[0])
+        let entries = await ledger(keyId)
+        for (let waited = 0; waited < 50 && entries.length < 3; waited++) {
+          await Bun.sleep(100)
+          entries = await ledger(keyId)
+        }
+        expect(entries.find((entry) => entry.kind === 'charge').usage).toMatchObject({ source: 'provider', output_tokens: 3 })
+        expect((await harness.admin('GET', `/accounts/${accountId}`)).json.wallet.held).toBe(0)
+        await expectBooksBalance(database.db)
+      })
+
     test('a broken stream is still released, unbilled', async () => {
       const { key, id: keyId } = await harness.key()
       a.script({ text: 'one two three four', cutAfterChunks: 2 })

@@ -24,6 +24,8 @@ export interface ChatScript {
   cutAfterChunks?: number
   /** Go silent after this many content chunks: the connection stays open and nothing more comes. */
   silentAfterChunks?: number
+  /** Send the whole stream, then leave its body open: the connection is never ended from this side. */
+  openAfterEnd?: boolean
 }
 
 export interface ErrorScript {
@@ -76,7 +78,7 @@ export function stopAfterChunks(script: ChatScript): number | undefined {
 /**
  * Streams `events` (already framed), pausing between them; then closes, breaks the connection
  * (`cutAfterChunks`) or goes silent with the connection open until the gateway leaves
- * (`silentAfterChunks`).
+ * (`silentAfterChunks`, `openAfterEnd`).
  */
 export function streamEvents(events: string[], script: ChatScript): Response {
   const encoder = new TextEncoder()
@@ -98,7 +100,7 @@ export function streamEvents(events: string[], script: ChatScript): Response {
           await Bun.sleep(50)
           return controller.error(new Error('cut by the mock upstream'))
         }
-        if (script.silentAfterChunks !== undefined) return left
+        if (script.silentAfterChunks !== undefined || script.openAfterEnd) return left
         controller.close()
       },
       cancel() {

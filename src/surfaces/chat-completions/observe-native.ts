@@ -37,11 +37,22 @@ export function observeChatStream(view: ChatStreamView): StreamObserver<FramedSs
   /** The frame of the last plain chunk with a content: the next chunks are most likely the same around another content. */
   let frame: ChunkFrame | undefined
 
+  /** The stream's end: at [DONE], the protocol's last event (whatever the body still holds is not the client's), or at the body's end. */
+  const closing = (): ClosingStep => {
+    if (!finished && !usage) return { kind: 'fail', cause: new Error('the upstream stream ended without finishing') }
+    return {
+      kind: 'settle',
+      soFar: soFar(),
+      closing: (cost) =>
+        `${view.clientWantsUsage ? `data: ${JSON.stringify(usageChunk(parseJsonObject(lastData), view.shownModel, reportedUsage, cost))}\n\n` : ''}data: [DONE]\n\n`,
+    }
+  }
+
   return {
     step(event): StreamStep {
       if (event.data === '[DONE]') {
         finished = true
-        return nothing
+        return closing()
       }
       const content = frame && contentInFrame(event.data, frame)
       if (frame && content !== undefined) {
@@ -73,15 +84,7 @@ export function observeChatStream(view: ChatStreamView): StreamObserver<FramedSs
       lastData = event.data
       return { kind: 'write', text: `data: ${shownChunk(event.data, chunk, shown)}\n\n` }
     },
-    end(): ClosingStep {
-      if (!finished && !usage) return { kind: 'fail', cause: new Error('the upstream stream ended without finishing') }
-      return {
-        kind: 'settle',
-        soFar: soFar(),
-        closing: (cost) =>
-          `${view.clientWantsUsage ? `data: ${JSON.stringify(usageChunk(parseJsonObject(lastData), view.shownModel, reportedUsage, cost))}\n\n` : ''}data: [DONE]\n\n`,
-      }
-    },
+    end: closing,
     soFar,
     failure: (error) => `data: ${JSON.stringify(errorBody(error, 'openai'))}\n\n`,
   }
