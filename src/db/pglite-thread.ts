@@ -48,7 +48,8 @@ export class PgliteThread {
   }
 
   static async open(dataDir: string | undefined): Promise<PgliteThread> {
-    const thread = new PgliteThread(new Worker(WORKER_ENTRY) as ThreadWorker)
+    // A small heap: the thread's JavaScript is a message loop; its database lives in WebAssembly memory.
+    const thread = new PgliteThread(new Worker(WORKER_ENTRY, { smol: true }) as ThreadWorker)
     try {
       await thread.send({ op: 'open', dataDir, assets: await pgliteAssets() })
     } catch (error) {

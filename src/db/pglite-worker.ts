@@ -51,6 +51,8 @@ async function run(request: ThreadRequest): Promise<unknown> {
   if (request.op === 'open') {
     client = await PGlite.create({ dataDir: request.dataDir, startParams: EMBEDDED_START_PARAMS, ...request.assets })
     prepared = new PglitePrepared(client)
+    // Loading the engine's file system leaves its copies behind: collected once, not kept for the thread's life.
+    Bun.gc(true)
     return null
   }
   if (!client || !prepared) throw new Error('The embedded database is not open.')
