@@ -122,8 +122,7 @@ export class CreditLeases {
   /**
    * A call was refused for want of credit: gives back what this process's own leases on the
    * wallet do not need and tries again; if other instances hold leases on the wallet, recalls
-   * them and tries again for about 1.5 s while they give back theirs. Throws the last refusal
-   * when the credit does not come.
+   * them and tries again for about 1.5 s while they give back theirs, else once more.
    */
   async retryRefused<T>(request: HoldRequest, retake: () => Promise<T>, refusal: LeaseableRefusal): Promise<T> {
     const walletId = request.payer.walletId
@@ -139,9 +138,8 @@ export class CreditLeases {
         refused = error
       }
     }
-    // No other instance's lease holds credit now: either none ever did, or theirs went back
-    // between the retake above and the recall (their own refusals give back what they do not
-    // need). One more try then answers as exact holds would.
+    // No other instance's lease holds credit: none did, or theirs went back since the retake above
+    // (their own refusals give it back). One more try then answers as exact holds would.
     if (!(await this.recalls.recall(walletId, request.amount))) return retake()
     for (const pause of RECALL_RETRY_PAUSES_MS) {
       await Bun.sleep(pause)
@@ -211,10 +209,7 @@ export class CreditLeases {
     }
   }
 
-  /**
-   * Gives back what this process's leases on a wallet hold beyond their open draws; true when
-   * anything went back, so a call refused for want of credit is worth trying again.
-   */
+  /** Gives back what this process's leases on a wallet hold beyond their open draws; true when anything went back. */
   async returnUnused(walletId: string): Promise<boolean> {
     // A lease being taken right now would hold credit this call may need: it is counted too.
     await Promise.all([...this.taking].filter(([key]) => walletOfLeaseKey(key) === walletId).map(([, taking]) => taking))
