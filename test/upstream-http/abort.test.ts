@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { createUpstreamClient, rawBodyOf } from '../../src/upstream-http/client'
 import type { UpstreamNetworkError } from '../../src/upstream-http/errors'
-import { rawServer, rejection } from './servers'
+import { rawServer } from './servers'
+import { rejectionOf } from '../support/rejection'
 
 /**
  * Every wait on an upstream ends: an abort at any point (before the socket, connecting, waiting
@@ -30,13 +31,13 @@ describe('own client: aborts and deadlines', () => {
     const call = client.fetch(silent.url, { method: 'POST', body: '{}', signal: controller.signal })
     for (let i = 0; i < 50 && silent.requests === 0; i++) await Bun.sleep(5)
     controller.abort()
-    const error = await rejection(call)
+    const error = await rejectionOf(call)
     expect((error as Error).name).toBe('AbortError')
     expect(await closedByClient(silent.connections)).toBe(true)
   })
 
   test('AbortSignal.timeout rejects with TimeoutError, as fetch does', async () => {
-    const error = await rejection(client.fetch(silent.url, { method: 'POST', body: '{}', signal: AbortSignal.timeout(50) }))
+    const error = await rejectionOf(client.fetch(silent.url, { method: 'POST', body: '{}', signal: AbortSignal.timeout(50) }))
     expect((error as Error).name).toBe('TimeoutError')
   })
 
@@ -48,20 +49,20 @@ describe('own client: aborts and deadlines', () => {
     expect(new TextDecoder().decode(await pulled.read())).toBe('data: ')
     const pending = pulled.read()
     controller.abort()
-    expect(((await rejection(pending)) as Error).name).toBe('AbortError')
+    expect(((await rejectionOf(pending)) as Error).name).toBe('AbortError')
     expect(await closedByClient(streaming.connections)).toBe(true)
   })
 
   test('an already aborted signal rejects without connecting', async () => {
     const before = silent.connections.length
-    const error = await rejection(client.fetch(silent.url, { method: 'POST', body: '{}', signal: AbortSignal.abort() }))
+    const error = await rejectionOf(client.fetch(silent.url, { method: 'POST', body: '{}', signal: AbortSignal.abort() }))
     expect((error as Error).name).toBe('AbortError')
     expect(silent.connections.length).toBe(before)
   })
 
   test('a TLS handshake that never completes gives up at the connect timeout (ETIMEDOUT)', async () => {
     // The raw server accepts the TCP connection and never answers the TLS hello.
-    const error = await rejection(client.fetch(`https://127.0.0.1:${silent.port}/v1`, { method: 'POST', body: '{}' }))
+    const error = await rejectionOf(client.fetch(`https://127.0.0.1:${silent.port}/v1`, { method: 'POST', body: '{}' }))
     expect(error).toBeInstanceOf(TypeError)
     expect((error as UpstreamNetworkError).code).toBe('ETIMEDOUT')
     expect(await closedByClient(silent.connections)).toBe(true)
@@ -71,14 +72,14 @@ describe('own client: aborts and deadlines', () => {
     const controller = new AbortController()
     const call = client.fetch(`https://127.0.0.1:${silent.port}/v1`, { method: 'POST', body: '{}', signal: controller.signal })
     setTimeout(() => controller.abort(), 30)
-    expect(((await rejection(call)) as Error).name).toBe('AbortError')
+    expect(((await rejectionOf(call)) as Error).name).toBe('AbortError')
   })
 
   test('a refused connection is a network error (TypeError) with its code', async () => {
     const closed = rawServer(() => undefined)
     const port = closed.port
     closed.stop()
-    const error = await rejection(client.fetch(`http://127.0.0.1:${port}/v1`, { method: 'POST', body: '{}' }))
+    const error = await rejectionOf(client.fetch(`http://127.0.0.1:${port}/v1`, { method: 'POST', body: '{}' }))
     expect(error).toBeInstanceOf(TypeError)
     expect((error as UpstreamNetworkError).code).toBe('ECONNREFUSED')
   })

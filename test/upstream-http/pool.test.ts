@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { createUpstreamClient, rawBodyOf, type UpstreamClient } from '../../src/upstream-http/client'
-import { rawServer, readPulled, rejection } from './servers'
+import { rawServer, readPulled } from './servers'
+import { rejectionOf } from '../support/rejection'
 
 /**
  * Keep-alive: a socket is reused only after its response was read to the end and the server
@@ -105,7 +106,7 @@ describe('own client: keep-alive pool', () => {
     const controller = new AbortController()
     const waiting = client.fetch(server.url, { method: 'POST', body: '{}', signal: controller.signal })
     controller.abort()
-    expect(((await rejection(waiting)) as Error).name).toBe('AbortError')
+    expect(((await rejectionOf(waiting)) as Error).name).toBe('AbortError')
     expect(server.requests).toBe(1)
   })
 
@@ -142,7 +143,7 @@ describe('own client: keep-alive pool', () => {
     })
     const client = clientOf()
     expect(await (await post(client, server.url)).text()).toBe('ok')
-    const error = await rejection(post(client, server.url))
+    const error = await rejectionOf(post(client, server.url))
     expect(error).toBeInstanceOf(TypeError)
     expect(server.requests).toBe(2)
 

@@ -174,13 +174,3 @@ export async function readPulled(body: { read(): Promise<Uint8Array | undefined>
   for (let chunk = await body.read(); chunk !== undefined; chunk = await body.read()) text += decoder.decode(chunk, { stream: true })
   return text + decoder.decode()
 }
-
-/** The error a promise rejects with (fails the test when it resolves). */
-export async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise
-  } catch (error) {
-    return error
-  }
-  throw new Error('expected a rejection')
-}

@@ -4,7 +4,8 @@ import type { UpstreamNetworkError } from '../../src/upstream-http/errors'
 import { endpointOf, proxyEndpoint } from '../../src/upstream-http/connect'
 import { bypasses, proxyFor } from '../../src/upstream-http/proxy-env'
 import { encodeRequest } from '../../src/upstream-http/request'
-import { connectProxy, readPulled, rejection, selfSignedCertificate } from './servers'
+import { connectProxy, readPulled, selfSignedCertificate } from './servers'
+import { rejectionOf } from '../support/rejection'
 
 /**
  * TLS against a real Bun.serve with a certificate made by openssl: refused when untrusted (a
@@ -60,7 +61,7 @@ async function callInProcess(url: string, env: Record<string, string>): Promise<
 describe('own client: TLS', () => {
   test('an untrusted certificate is refused with a TypeError naming why', async () => {
     const client = createUpstreamClient()
-    const error = await rejection(client.fetch(`https://127.0.0.1:${tlsServer.port}/v1`, { method: 'POST', body: '{}' }))
+    const error = await rejectionOf(client.fetch(`https://127.0.0.1:${tlsServer.port}/v1`, { method: 'POST', body: '{}' }))
     expect(error).toBeInstanceOf(TypeError)
     expect((error as UpstreamNetworkError).code).toBe('DEPTH_ZERO_SELF_SIGNED_CERT')
     client.close()

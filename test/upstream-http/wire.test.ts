@@ -2,7 +2,8 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { createUpstreamClient, rawBodyOf } from '../../src/upstream-http/client'
 import { UpstreamNetworkError } from '../../src/upstream-http/errors'
 import { MAX_HEAD_BYTES } from '../../src/upstream-http/response-head'
-import { type RawConnection, rawServer, readPulled, rejection } from './servers'
+import { type RawConnection, rawServer, readPulled } from './servers'
+import { rejectionOf } from '../support/rejection'
 
 /**
  * The wire's edge cases against a raw TCP server that writes exactly the bytes each test
@@ -58,7 +59,7 @@ describe('own client: response bodies on the wire', () => {
     const url = script('/bad-hex', (connection) => {
       connection.socket.write('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\nmore\r\n0\r\n\r\n')
     })
-    const error = await rejection((await post(url)).text())
+    const error = await rejectionOf((await post(url)).text())
     expect(error).toBeInstanceOf(UpstreamNetworkError)
     expect((error as UpstreamNetworkError).code).toBe('EPROTO')
   })
@@ -71,7 +72,7 @@ describe('own client: response bodies on the wire', () => {
         await Bun.sleep(2)
       }
     })
-    const error = await rejection((await post(url)).text())
+    const error = await rejectionOf((await post(url)).text())
     expect((error as UpstreamNetworkError).code).toBe('EPROTO')
   })
 
@@ -79,7 +80,7 @@ describe('own client: response bodies on the wire', () => {
     const url = script('/huge-head', (connection) => {
       connection.socket.write(`HTTP/1.1 200 OK\r\nx-big: ${'y'.repeat(MAX_HEAD_BYTES)}\r\ncontent-length: 0\r\n\r\n`)
     })
-    const error = await rejection(post(url))
+    const error = await rejectionOf(post(url))
     expect(error).toBeInstanceOf(TypeError)
     expect((error as UpstreamNetworkError).code).toBe('EPROTO')
   })
@@ -94,7 +95,7 @@ describe('own client: response bodies on the wire', () => {
       connection.socket.write('HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nonly this')
       connection.socket.end()
     })
-    const error = await rejection((await post(url)).text())
+    const error = await rejectionOf((await post(url)).text())
     expect((error as UpstreamNetworkError).code).toBe('ECONNRESET')
   })
 
@@ -124,14 +125,14 @@ describe('own client: response bodies on the wire', () => {
     const pulled = rawBodyOf(await post(url))
     if (!pulled) throw new Error('no pulled body')
     expect(new TextDecoder().decode(await pulled.read())).toBe('data: ')
-    expect(((await rejection(pulled.read())) as UpstreamNetworkError).code).toBe('ECONNRESET')
+    expect(((await rejectionOf(pulled.read())) as UpstreamNetworkError).code).toBe('ECONNRESET')
   })
 
   test('a server closing before any answer is a network error (TypeError), as with fetch', async () => {
     const url = script('/hang-up', (connection) => {
       connection.socket.end()
     })
-    const error = await rejection(post(url))
+    const error = await rejectionOf(post(url))
     expect(error).toBeInstanceOf(TypeError)
     expect((error as UpstreamNetworkError).code).toBe('ECONNRESET')
   })
@@ -159,7 +160,7 @@ describe('own client: response bodies on the wire', () => {
     const conflicting = script('/two-lengths', (connection) => {
       connection.socket.write('HTTP/1.1 200 OK\r\ncontent-length: 5\r\ncontent-length: 6\r\n\r\nhello!')
     })
-    for (const url of [badStatus, folded, conflicting]) expect(((await rejection(post(url))) as UpstreamNetworkError).code).toBe('EPROTO')
+    for (const url of [badStatus, folded, conflicting]) expect(((await rejectionOf(post(url))) as UpstreamNetworkError).code).toBe('EPROTO')
   })
 
   test('a body far past the read-ahead bound arrives intact when read late (the socket pauses, then resumes)', async () => {
