@@ -8,7 +8,7 @@ import { type SseEvent, writeSseEvents } from '../http/sse'
 import { CLIENT_CLOSED_STATUS } from '../observability/request-record'
 import type { BilledCall, ServedBy } from './billed-call'
 import type { RelaySink, StreamSource } from './stream-sources'
-import type { ClosingStep, StreamedSoFar, StreamEncoder, StreamObserver, StreamStep } from './surface'
+import type { ClosingStep, EventWriter, StreamedSoFar, StreamEncoder, StreamObserver, StreamStep } from './surface'
 
 /** The call a relay settles, the route that served it, how to stop the upstream, and whether the client left. */
 export interface RelayedCall {
@@ -53,8 +53,10 @@ export function relayStream<Item>(source: StreamSource<Item>, observer: StreamOb
 }
 
 /** relayStream's state: a class rather than closures, as one is kept per open stream. */
-class Relay<Item> implements RelaySink<Item> {
+class Relay<Item> implements RelaySink<Item>, EventWriter {
   private controller: ReadableStreamDirectController | undefined
+  /** The client's connection is full after the last write of an event relayed as bytes. */
+  private full: Promise<number> | undefined
   /** The relay stopped taking items: it is finishing, finished, or the client left. */
   private stopped = false
   private cancelled = false
@@ -95,6 +97,26 @@ class Relay<Item> implements RelaySink<Item> {
       return undefined
     }
     return typeof written === 'number' ? undefined : written
+  }
+
+  eventBytes(event: Uint8Array): Promise<unknown> | undefined | false {
+    const { observer, controller } = this
+    if (this.stopped || !controller || !observer.relayEventBytes) return false
+    this.full = undefined
+    try {
+      if (!observer.relayEventBytes(event, this)) return false
+    } catch {
+      // The client's connection is gone and the server has not said so yet: the client left.
+      void this.cancel()
+      return undefined
+    }
+    return this.full
+  }
+
+  /** A part of an event relayed as bytes (the observer's writer); a write the connection cannot take yet is waited for. */
+  write(part: Uint8Array | string): void {
+    const written = this.controller?.write(part)
+    if (written !== undefined && typeof written !== 'number') this.full = written
   }
 
   end(): void {
@@ -150,19 +172,19 @@ class Relay<Item> implements RelaySink<Item> {
   /** Carries out the step that ends the stream, after the text the same feed produced before it. */
   private async finish(step: ClosingStep, before: string): Promise<void> {
     const { call, servedBy } = this.relayed
-    await this.write(before)
+    await this.writeText(before)
     switch (step.kind) {
       case 'settle': {
         const settled = await call.settle(servedBy, step.soFar.usage, step.soFar.source)
-        await this.write(step.closing(settled.cost))
+        await this.writeText(step.closing(settled.cost))
         break
       }
       case 'release':
         await call.release()
-        await this.write(step.text)
+        await this.writeText(step.text)
         break
       case 'fail':
-        await this.write(this.observer.failure(await closeUnfinished(call, servedBy, step.cause, this.observer)))
+        await this.writeText(this.observer.failure(await closeUnfinished(call, servedBy, step.cause, this.observer)))
         break
     }
     if (this.cancelled) this.record(CLIENT_CLOSED_STATUS, 'client_closed')
@@ -172,7 +194,7 @@ class Relay<Item> implements RelaySink<Item> {
     }
   }
 
-  private async write(text: string): Promise<void> {
+  private async writeText(text: string): Promise<void> {
     if (text === '' || this.cancelled || !this.controller) return
     const written = this.controller.write(text)
     if (typeof written !== 'number') await written

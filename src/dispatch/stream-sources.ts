@@ -18,6 +18,11 @@ export interface StreamSource<Item> {
 export interface RelaySink<Item> {
   /** What the upstream sent next; a promise while the client's connection is full: feed nothing more until it settles. */
   items(items: Item[]): Promise<unknown> | undefined
+  /**
+   * One whole event's bytes, offered before they are read as text: false when the relay does not
+   * take them as they are (the source then reads them and feeds the item), else as `items`.
+   */
+  eventBytes(event: Uint8Array): Promise<unknown> | undefined | false
   /** The upstream ended. */
   end(): void
   /** The upstream broke, went silent, or sent what cannot be relayed. */
@@ -57,6 +62,11 @@ class SseSource implements StreamSource<FramedSseEvent>, BodySink {
   private sink: RelaySink<FramedSseEvent> | undefined
   /** The body has neither ended nor failed. */
   private bodyOpen = true
+  /**
+   * The text so far ended with an event's blank line (LF LF): neither the decoder nor the framer
+   * holds a part of anything, so a chunk that is one whole event can be offered as bytes.
+   */
+  private betweenEvents = true
 
   constructor(
     private readonly body: RawBody,
@@ -84,9 +94,18 @@ class SseSource implements StreamSource<FramedSseEvent>, BodySink {
   bytes(chunk: Uint8Array): void {
     if (!this.sink) return
     this.clock.waitFromNow()
+    const wasBetween = this.betweenEvents
+    this.betweenEvents = endsEvent(chunk)
+    if (wasBetween && this.betweenEvents) {
+      const taken = this.sink.eventBytes(chunk)
+      if (taken !== false) {
+        if (taken) this.waitFor(taken)
+        return
+      }
+    }
     let events: FramedSseEvent[]
     try {
-      events = this.framer.push(this.decoder.decode(chunk, { stream: true }))
+      events = this.framer.push(this.decoder.decode(chunk, DECODE_STREAMING))
     } catch (error) {
       this.abortUpstream()
       // The body tells this source (fail) that it was cancelled, and the relay hears why.
@@ -137,4 +156,12 @@ class SseSource implements StreamSource<FramedSseEvent>, BodySink {
     this.body.resume()
     this.clock.waitFromNow()
   }
+}
+
+const DECODE_STREAMING = { stream: true }
+const LF = 10
+
+/** The chunk ends with a blank line (LF LF): whatever event it finishes is whole. */
+function endsEvent(chunk: Uint8Array): boolean {
+  return chunk[chunk.length - 1] === LF && chunk[chunk.length - 2] === LF
 }

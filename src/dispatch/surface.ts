@@ -129,6 +129,18 @@ export interface StreamObserver<Item> {
   soFar(): StreamedSoFar
   /** How the surface's stream ends (as stream text) when it fails after its first byte. */
   failure(error: GatewayError): string
+  /**
+   * Optional: one whole event's bytes (`data: ` to its blank line, as a network chunk brought
+   * it), relayed without being read as text when the observer recognises it (a native chat
+   * stream's next content chunk). It writes what the client gets through `out` and answers true,
+   * having counted it as `step` would; false leaves the event to `step`, read as usual.
+   */
+  relayEventBytes?(event: Uint8Array, out: EventWriter): boolean
+}
+
+/** Where an observer writes the bytes of an event it relays as bytes (the relay's response body). */
+export interface EventWriter {
+  write(part: Uint8Array | string): void
 }
 
 /** Writes canonical parts as one surface's stream events. */

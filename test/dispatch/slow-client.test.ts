@@ -102,8 +102,11 @@ test('a client that stops reading stops the upstream; when it reads again, the w
   await closed
   expect(produced).toBe(CHUNKS)
   expect(received).toBeGreaterThan(CHUNKS * CONTENT.length)
-  expect(text).toContain(`${CONTENT}${CHUNKS - 1}"`)
-  expect(text).toContain('data: [DONE]')
+  // The tail as the body reads once the chunked coding's size lines are out (an event holds no CRLF):
+  // where the server cuts its chunks is its own business.
+  const tail = text.replace(/\r\n[0-9a-f]+\r\n/g, '')
+  expect(tail).toContain(`${CONTENT}${CHUNKS - 1}"`)
+  expect(tail).toContain('data: [DONE]')
   // Billed from the provider's usage once the stream ended, and the books balance.
   const requestId = /x-request-id: (\S+)/i.exec(head)?.[1]
   expect(requestId).toBeDefined()

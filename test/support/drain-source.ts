@@ -16,6 +16,8 @@ export function drainSource<Item>(source: StreamSource<Item>): Promise<Drained<I
         items.push(...batch)
         return undefined
       },
+      // Every event is read as an item, as a relay whose observer takes no bytes.
+      eventBytes: () => false,
       end: () => resolve({ items }),
       fail: (failure) => resolve({ items, failure }),
     })

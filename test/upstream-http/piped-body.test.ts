@@ -220,6 +220,7 @@ describe("the stream source's silence clock and a full client connection", () =>
           data.push(...items.map((item) => item.data))
           return first ? Bun.sleep(fullMs) : undefined
         },
+        eventBytes: () => false,
         end: () => resolve({ data }),
         fail: (failure) => resolve({ data, failure }),
       })

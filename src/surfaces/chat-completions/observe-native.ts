@@ -6,6 +6,7 @@ import { errorBody } from '../../errors/render'
 import type { FramedSseEvent } from '../../http/sse'
 import { isRecord } from '../../util/is-record'
 import { parseJsonObject } from '../../util/parse-json-object'
+import { type ChunkFrame, contentInFrame, contentInFrameBytes, frameAround, wireOf } from './chunk-frame'
 
 export interface ChatStreamView {
   /** The catalogue model shown in every chunk, whichever route served. */
@@ -84,6 +85,17 @@ export function observeChatStream(view: ChatStreamView): StreamObserver<FramedSs
       lastData = event.data
       return { kind: 'write', text: `data: ${shownChunk(event.data, chunk, shown)}\n\n` }
     },
+    relayEventBytes(event, out) {
+      if (!frame) return false
+      const wire = wireOf(frame)
+      const content = contentInFrameBytes(event, wire)
+      if (content === undefined) return false
+      outputTokens += estimateTextTokens(content)
+      out.write(wire.shownBefore)
+      out.write(content)
+      out.write(wire.shownAfter)
+      return true
+    },
     end: closing,
     soFar,
     failure: (error) => `data: ${JSON.stringify(errorBody(error, 'openai'))}\n\n`,
@@ -128,40 +140,6 @@ export function scanPlainChunk(data: string, shownModelJson: string): { text: st
   if (!literal.includes('\\')) return { text, content: literal.slice(1, -1), frame: frameAround(data, text, valueAt + 1, end) }
   const content: unknown = JSON.parse(literal)
   return typeof content === 'string' ? { text, content } : undefined
-}
-
-/**
- * A plain chunk's text around its content (up to its opening quote, from its closing quote), as
- * the upstream wrote it and as the client gets it (an SSE event). The chunks of one stream differ
- * in their content alone (id, created, model and the rest stay the same), so the next chunk that
- * starts and ends as this one did, with a content between that holds no quote or backslash, is
- * this chunk with another content: it is shown as this frame around it, with no scan.
- */
-export interface ChunkFrame {
-  before: string
-  after: string
-  shownBefore: string
-  shownAfter: string
-}
-
-/** The frame of `data`, whose content is the plain string from `contentStart` to its closing quote at `contentEnd`. */
-function frameAround(data: string, text: string, contentStart: number, contentEnd: number): ChunkFrame {
-  // `"content":` is in the text once, as in the data: the splices add none (a shown model is escaped JSON).
-  const shownStart = text.indexOf('"content":"') + 11
-  return {
-    before: data.slice(0, contentStart),
-    after: data.slice(contentEnd),
-    shownBefore: `data: ${text.slice(0, shownStart)}`,
-    shownAfter: `${text.slice(shownStart + contentEnd - contentStart)}\n\n`,
-  }
-}
-
-/** The content of `data` when it is `frame`'s chunk with another plain content; else undefined. */
-function contentInFrame(data: string, frame: ChunkFrame): string | undefined {
-  const { before, after } = frame
-  if (data.length < before.length + after.length || !data.startsWith(before) || !data.endsWith(after)) return undefined
-  const content = data.slice(before.length, data.length - after.length)
-  return content.includes('"') || content.includes('\\') ? undefined : content
 }
 
 /** Where the JSON string starting at `from` (after its opening quote) ends: its closing quote, or -1. */
