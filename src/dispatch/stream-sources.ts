@@ -56,7 +56,12 @@ export function sseSource(body: RawBody, idleMs: number, abortUpstream: () => vo
 
 /** sseSource's feed: a class rather than closures, as one is kept per open stream. */
 class SseSource implements StreamSource<FramedSseEvent>, BodySink {
-  private readonly decoder = new TextDecoder()
+  /**
+   * Made when a chunk ends inside an event, whose last character may be cut: until then, whole
+   * chunks are decoded by the shared decoder (a decoder each is most of a KB per open stream).
+   */
+  private decoder: TextDecoder | undefined
+  private decodedAny = false
   private readonly framer = new SseFramer()
   private readonly clock: SilenceClock
   private sink: RelaySink<FramedSseEvent> | undefined
@@ -105,7 +110,7 @@ class SseSource implements StreamSource<FramedSseEvent>, BodySink {
     }
     let events: FramedSseEvent[]
     try {
-      events = this.framer.push(this.decoder.decode(chunk, DECODE_STREAMING))
+      events = this.framer.push(this.decoded(chunk, wasBetween))
     } catch (error) {
       this.abortUpstream()
       // The body tells this source (fail) that it was cancelled, and the relay hears why.
@@ -124,7 +129,7 @@ class SseSource implements StreamSource<FramedSseEvent>, BodySink {
     if (!sink) return
     let rest: FramedSseEvent[]
     try {
-      rest = [...this.framer.push(this.decoder.decode()), ...this.framer.end()]
+      rest = [...this.framer.push(this.decoder?.decode() ?? ''), ...this.framer.end()]
     } catch (error) {
       sink.fail(error)
       return
@@ -139,6 +144,16 @@ class SseSource implements StreamSource<FramedSseEvent>, BodySink {
     const silence = this.clock.silenceError
     this.close()
     sink?.fail(silence ?? error)
+  }
+
+  /** The chunk's text: a chunk that starts and ends between events holds whole characters only. */
+  private decoded(chunk: Uint8Array, startsBetween: boolean): string {
+    // A byte order mark is dropped at the start of the stream only, as one decoder for the whole stream would.
+    const first = !this.decodedAny
+    this.decodedAny = true
+    if (startsBetween && this.betweenEvents && !this.decoder) return (first ? WHOLE_TEXT : WHOLE_TEXT_MIDSTREAM).decode(chunk)
+    this.decoder ??= first ? new TextDecoder() : new TextDecoder('utf-8', { ignoreBOM: true })
+    return this.decoder.decode(chunk, DECODE_STREAMING)
   }
 
   /** The client's connection is full: the upstream is paused, and its silence not counted, until it drains. */
@@ -159,6 +174,9 @@ class SseSource implements StreamSource<FramedSseEvent>, BodySink {
 }
 
 const DECODE_STREAMING = { stream: true }
+/** Decode chunks that hold whole characters, for every stream: they keep no state between calls. */
+const WHOLE_TEXT = new TextDecoder()
+const WHOLE_TEXT_MIDSTREAM = new TextDecoder('utf-8', { ignoreBOM: true })
 const LF = 10
 
 /** The chunk ends with a blank line (LF LF): whatever event it finishes is whole. */

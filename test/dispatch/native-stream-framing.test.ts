@@ -4,7 +4,7 @@ import { usageOf } from '../../src/canonical/usage'
 import { sseSource, upstreamBodyOf } from '../../src/dispatch/stream-sources'
 import type { ClosingStep, StreamObserver } from '../../src/dispatch/surface'
 import { UpstreamError } from '../../src/errors/kinds'
-import { type FramedSseEvent, MAX_SSE_EVENT_CHARS } from '../../src/http/sse'
+import { type FramedSseEvent, MAX_SSE_EVENT_CHARS, SseFramer } from '../../src/http/sse'
 import { observeChatStream, scanPlainChunk } from '../../src/surfaces/chat-completions/observe-native'
 import { observeMessagesStream, plainTextDelta } from '../../src/surfaces/messages/observe-native'
 import { drainSource } from '../support/drain-source'
@@ -246,5 +246,30 @@ describe('native streams: framing and observation', () => {
     expect(failure).toBeInstanceOf(UpstreamError)
     expect(stopped).toBe(true)
     expect(sent).toBeLessThanOrEqual(MAX_SSE_EVENT_CHARS + 2 * 64 * 1024)
+  })
+})
+
+describe('the stream source decodes as one decoder for the whole stream would', () => {
+  // A byte order mark at the start (dropped), two in the middle (kept: the second makes a field
+  // of another name, so no event), characters of two, three and four bytes.
+  const STREAM = encoder.encode('\uFEFFdata: é1\n\ndata: \uFEFFx日本\n\n\uFEFFdata: hidden\n\ndata: plain\n\ndata: ö😀\n\n')
+  const reference = () => {
+    const framer = new SseFramer()
+    return [...framer.push(new TextDecoder().decode(STREAM)), ...framer.end()].map((event) => event.data)
+  }
+  const fed = async (cuts: number[]) => {
+    const chunks = [0, ...cuts, STREAM.length].slice(1).map((end, index, ends) => STREAM.slice(index === 0 ? 0 : ends[index - 1], end))
+    const { items, failure } = await drainSource(sseSource(bodyOf(chunks), 10_000, () => undefined))
+    expect(failure).toBeUndefined()
+    return items.map((item) => item.data)
+  }
+
+  test('cut anywhere, once or twice: whole chunks and cut characters alike', async () => {
+    const expected = reference()
+    expect(expected).toEqual(['é1', '\uFEFFx日本', 'plain', 'ö😀'])
+    for (let first = 1; first < STREAM.length; first++) {
+      expect(await fed([first])).toEqual(expected)
+      for (let second = first + 1; second < STREAM.length; second += 3) expect(await fed([first, second])).toEqual(expected)
+    }
   })
 })
