@@ -60,7 +60,10 @@ async function relayed(chunks: string[], observer: StreamObserver<FramedSseEvent
   let settled: Usage | undefined
   const relayEventBytes = observer.relayEventBytes?.bind(observer)
   const watched: StreamObserver<FramedSseEvent> = {
-    ...observer,
+    step: (event) => observer.step(event),
+    end: () => observer.end(),
+    soFar: () => observer.soFar(),
+    failure: (error) => observer.failure(error),
     relayEventBytes:
       bytesTaken && relayEventBytes
         ? (event, out) => {

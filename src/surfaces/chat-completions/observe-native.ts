@@ -1,7 +1,8 @@
 import { estimateTextTokens } from '../../billing/estimator'
 import type { Usage } from '../../canonical/usage'
 import { estimatedUsage } from '../../dispatch/stream-relay'
-import type { ClosingStep, StreamedSoFar, StreamObserver, StreamStep } from '../../dispatch/surface'
+import type { ClosingStep, EventWriter, StreamedSoFar, StreamObserver, StreamStep } from '../../dispatch/surface'
+import type { GatewayError } from '../../errors/gateway-error'
 import { errorBody } from '../../errors/render'
 import type { FramedSseEvent } from '../../http/sse'
 import { isRecord } from '../../util/is-record'
@@ -26,81 +27,97 @@ export interface ChatStreamView {
  * `error` breaks the stream; a stream that ends without a finish reason or usage is broken too.
  */
 export function observeChatStream(view: ChatStreamView): StreamObserver<FramedSseEvent> {
-  let usage: Usage | undefined
-  let reportedUsage: unknown
+  return new ChatStreamObserver(view)
+}
+
+/** observeChatStream's state: a class rather than closures, as one is kept per open stream. */
+class ChatStreamObserver implements StreamObserver<FramedSseEvent> {
+  private usage: Usage | undefined
+  private reportedUsage: unknown
   /** The last chunk passed on (or one with its id and created), as the upstream wrote it: parsed once, for the usage chunk's id. */
-  let lastData = ''
-  let outputTokens = 0
-  let finished = false
-  const soFar = (): StreamedSoFar => (usage ? { usage, source: 'provider' } : { usage: estimatedUsage(view.inputTokens, outputTokens), source: 'estimate' })
-  const shown = { model: view.shownModel, json: JSON.stringify(view.shownModel) }
-  const nothing: StreamStep = { kind: 'write', text: '' }
+  private lastData = ''
+  private outputTokens = 0
+  private finished = false
+  private readonly shown: { model: string; json: string }
   /** The frame of the last plain chunk with a content: the next chunks are most likely the same around another content. */
-  let frame: ChunkFrame | undefined
+  private frame: ChunkFrame | undefined
+
+  constructor(private readonly view: ChatStreamView) {
+    this.shown = { model: view.shownModel, json: JSON.stringify(view.shownModel) }
+  }
+
+  step(event: FramedSseEvent): StreamStep {
+    if (event.data === '[DONE]') {
+      this.finished = true
+      return this.end()
+    }
+    const frame = this.frame
+    const content = frame && contentInFrame(event.data, frame)
+    if (frame && content !== undefined) {
+      // lastData stays the frame's own chunk: same id and created, and nothing new kept per chunk.
+      this.outputTokens += estimateTextTokens(content)
+      return { kind: 'write', text: frame.shownBefore + content + frame.shownAfter }
+    }
+    const plain = scanPlainChunk(event.data, this.shown.json)
+    if (plain) {
+      if (plain.content !== undefined) this.outputTokens += estimateTextTokens(plain.content)
+      if (plain.frame) this.frame = plain.frame
+      this.lastData = event.data
+      return { kind: 'write', text: `data: ${plain.text}\n\n` }
+    }
+    const chunk = parseJsonObject(event.data)
+    if (!chunk) return NOTHING
+    if (chunk.error) return { kind: 'fail', cause: chunk.error }
+    if (chunk.usage) {
+      this.usage = this.view.usageOf(chunk.usage) ?? this.usage
+      this.reportedUsage = chunk.usage
+    }
+    const choices = Array.isArray(chunk.choices) ? chunk.choices : undefined
+    if (choices?.length === 0) return NOTHING
+    for (const choice of choices ?? []) {
+      if (!isRecord(choice)) continue
+      this.outputTokens += deltaTokens(choice.delta)
+      if (choice.finish_reason) this.finished = true
+    }
+    this.lastData = event.data
+    return { kind: 'write', text: `data: ${shownChunk(event.data, chunk, this.shown)}\n\n` }
+  }
+
+  relayEventBytes(event: Uint8Array, out: EventWriter): boolean {
+    if (!this.frame) return false
+    const wire = wireOf(this.frame)
+    const content = contentInFrameBytes(event, wire)
+    if (content === undefined) return false
+    this.outputTokens += estimateTextTokens(content)
+    out.write(wire.shownBefore)
+    out.write(content)
+    out.write(wire.shownAfter)
+    return true
+  }
 
   /** The stream's end: at [DONE], the protocol's last event (whatever the body still holds is not the client's), or at the body's end. */
-  const closing = (): ClosingStep => {
-    if (!finished && !usage) return { kind: 'fail', cause: new Error('the upstream stream ended without finishing') }
+  end(): ClosingStep {
+    if (!this.finished && !this.usage) return { kind: 'fail', cause: new Error('the upstream stream ended without finishing') }
+    const { view, lastData, reportedUsage } = this
     return {
       kind: 'settle',
-      soFar: soFar(),
+      soFar: this.soFar(),
       closing: (cost) =>
         `${view.clientWantsUsage ? `data: ${JSON.stringify(usageChunk(parseJsonObject(lastData), view.shownModel, reportedUsage, cost))}\n\n` : ''}data: [DONE]\n\n`,
     }
   }
 
-  return {
-    step(event): StreamStep {
-      if (event.data === '[DONE]') {
-        finished = true
-        return closing()
-      }
-      const content = frame && contentInFrame(event.data, frame)
-      if (frame && content !== undefined) {
-        // lastData stays the frame's own chunk: same id and created, and nothing new kept per chunk.
-        outputTokens += estimateTextTokens(content)
-        return { kind: 'write', text: frame.shownBefore + content + frame.shownAfter }
-      }
-      const plain = scanPlainChunk(event.data, shown.json)
-      if (plain) {
-        if (plain.content !== undefined) outputTokens += estimateTextTokens(plain.content)
-        if (plain.frame) frame = plain.frame
-        lastData = event.data
-        return { kind: 'write', text: `data: ${plain.text}\n\n` }
-      }
-      const chunk = parseJsonObject(event.data)
-      if (!chunk) return nothing
-      if (chunk.error) return { kind: 'fail', cause: chunk.error }
-      if (chunk.usage) {
-        usage = view.usageOf(chunk.usage) ?? usage
-        reportedUsage = chunk.usage
-      }
-      const choices = Array.isArray(chunk.choices) ? chunk.choices : undefined
-      if (choices?.length === 0) return nothing
-      for (const choice of choices ?? []) {
-        if (!isRecord(choice)) continue
-        outputTokens += deltaTokens(choice.delta)
-        if (choice.finish_reason) finished = true
-      }
-      lastData = event.data
-      return { kind: 'write', text: `data: ${shownChunk(event.data, chunk, shown)}\n\n` }
-    },
-    relayEventBytes(event, out) {
-      if (!frame) return false
-      const wire = wireOf(frame)
-      const content = contentInFrameBytes(event, wire)
-      if (content === undefined) return false
-      outputTokens += estimateTextTokens(content)
-      out.write(wire.shownBefore)
-      out.write(content)
-      out.write(wire.shownAfter)
-      return true
-    },
-    end: closing,
-    soFar,
-    failure: (error) => `data: ${JSON.stringify(errorBody(error, 'openai'))}\n\n`,
+  soFar(): StreamedSoFar {
+    return this.usage ? { usage: this.usage, source: 'provider' } : { usage: estimatedUsage(this.view.inputTokens, this.outputTokens), source: 'estimate' }
+  }
+
+  failure(error: GatewayError): string {
+    return `data: ${JSON.stringify(errorBody(error, 'openai'))}\n\n`
   }
 }
+
+/** A chunk that shows nothing (one with no choices, or not JSON). */
+const NOTHING: StreamStep = { kind: 'write', text: '' }
 
 /** Keys that send a chunk down the parsing path: an error, tool calls, reasoning, a refusal, log probabilities. */
 const UNCOMMON = ['"error"', '"tool_calls"', '"reasoning', '"refusal":"', '"logprobs":{', '"logprobs":[']
