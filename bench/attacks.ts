@@ -9,7 +9,7 @@ import { deflateSync } from 'node:zlib'
 import { Jimp } from 'jimp'
 import postgres from 'postgres'
 import { mockCatalogEnv } from '../test/support/mock-catalog'
-import { startProcess, type GatewayProcess } from '../test/support/process'
+import { type GatewayProcess, startProcess } from '../test/support/process'
 
 const ADMIN = 'bench-admin-token'
 

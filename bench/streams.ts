@@ -8,7 +8,7 @@ import os from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
 import { mockCatalogEnv } from '../test/support/mock-catalog'
-import { startProcess, type GatewayProcess } from '../test/support/process'
+import { type GatewayProcess, startProcess } from '../test/support/process'
 import { checkBooks } from './books'
 import { ADMIN, cpuSeconds, createDatabase, POSTGRES_URL, residentKb, setUpAccount, startGateway, writeSection } from './support'
 

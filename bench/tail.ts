@@ -9,8 +9,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
 import { mockCatalogEnv } from '../test/support/mock-catalog'
-import { startProcess, type GatewayProcess } from '../test/support/process'
-import { openLoop, type OpenLoopResult } from './open-loop'
+import { type GatewayProcess, startProcess } from '../test/support/process'
+import { type OpenLoopResult, openLoop } from './open-loop'
 import { ADMIN, chatBody, createDatabase, freePort, setUpAccount, writeSection } from './support'
 
 const RATE = Number(process.env.BENCH_RATE ?? 1000)

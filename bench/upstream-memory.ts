@@ -4,8 +4,8 @@
 // body reader; the raw body, piped), and once every stream is open reports its RSS and JavaScript
 // heap growth per stream after a full GC. No gateway, no server in the measured process.
 import { heapSize } from 'bun:jsc'
-import { startProcess } from '../test/support/process'
 import { createUpstreamClient, rawBodyOf } from '../src/upstream-http/client'
+import { startProcess } from '../test/support/process'
 
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 2000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
-import { FAMILIES, type Family } from '../test/fuzz/mutations'
 import { formatReport, runFuzz } from '../test/fuzz/fuzzer'
+import { FAMILIES, type Family } from '../test/fuzz/mutations'
 
 /**
  * `bun run fuzz [--seed N] [--count N] [--seconds N] [--concurrency N] [--family NAME]… [--only INDEX]…`:

@@ -1,16 +1,16 @@
-import { Type, type Static } from '@sinclair/typebox'
+import { type Static, Type } from '@sinclair/typebox'
 import { DEFAULT_FREE_LIMITS, type MinuteLimits } from './auth/rate-limit'
 import { creditsToMicros } from './billing/money'
-import { MAX_FETCH_CONCURRENCY } from './http/upstream-concurrency'
-import { LOG_LEVELS, logLevelOf, type LogLevel } from './observability/log'
 import type { AliasEntry, ModelEntry, ProviderEntry } from './catalog/catalog-schema'
-import { BUILTIN_SOURCE, configFilePath, loadCatalog, resolveProviders } from './config-file'
 import { ConfigError, checkConfig } from './config-error'
+import { BUILTIN_SOURCE, configFilePath, loadCatalog, resolveProviders } from './config-file'
+import { MAX_FETCH_CONCURRENCY } from './http/upstream-concurrency'
+import { LOG_LEVELS, type LogLevel, logLevelOf } from './observability/log'
 
-/** Everything the gateway reads from outside, checked once at start (docs/configuration.md#configuration). */
 /** How provider calls reach the network (TOLLGATE_UPSTREAM_CLIENT): streams by the own client and whole answers by fetch, or everything by one. */
 export type UpstreamClientKind = 'auto' | 'own' | 'fetch'
 
+/** Everything the gateway reads from outside, checked once at start (docs/configuration.md#configuration). */
 export interface Config {
   host: string
   port: number
@@ -243,7 +243,6 @@ function otlpHeaders(value: string | undefined, variable: string): Record<string
   return headers
 }
 
-/** Enough for ten thousand streams relayed at once; more costs file descriptors and little else. */
 /**
  * The most one credit lease may reserve (docs/billing.md#credit-lease), in micro-credits: each
  * lease asks for what its wallet's rate needs, up to this. Unset: DEFAULT_CREDIT_LEASE_CREDITS;
@@ -257,6 +256,7 @@ function creditLease(value: string | undefined): bigint | undefined {
 
 const DEFAULT_CREDIT_LEASE_CREDITS = 5n
 
+/** Enough for ten thousand streams relayed at once; more costs file descriptors and little else. */
 const DEFAULT_UPSTREAM_CONNECTIONS = 10_000
 
 /**

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { mockCatalogEnv } from './support/mock-catalog'
-import { startProcess, type GatewayProcess } from './support/process'
+import { type GatewayProcess, startProcess } from './support/process'
 import { MockUpstream } from './upstream/mock-upstream'
 
 /**

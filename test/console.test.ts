@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readFile } from 'node:fs/promises'
 import type { Browser, Page } from 'playwright-core'
+import { blockOutside, launchChromium } from './support/browser'
 import { ADMIN_TOKEN, startGateway, testConfig } from './support/gateway'
 import { mockCatalogEnv } from './support/mock-catalog'
-import { blockOutside, launchChromium } from './support/browser'
-import { serveGateway, type ServedGateway } from './support/served-gateway'
+import { type ServedGateway, serveGateway } from './support/served-gateway'
 
 /**
  * The operator console as an operator without internet uses it: headless Chromium (Debian's,

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser } from 'playwright-core'
 import { ENDPOINT_RULES } from '../src/auth/endpoint-rules'
 import { blockOutside, launchChromium } from './support/browser'
-import { serveGateway, type ServedGateway } from './support/served-gateway'
+import { type ServedGateway, serveGateway } from './support/served-gateway'
 
 /**
  * /swagger as an operator without internet sees it: headless Chromium (Debian's, installed by

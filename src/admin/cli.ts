@@ -1,7 +1,7 @@
 import type { TObject } from '@sinclair/typebox'
 import { GatewayError } from '../errors/gateway-error'
-import { describeSchemaError, firstSchemaError } from '../util/schema-errors'
 import type { Services } from '../services'
+import { describeSchemaError, firstSchemaError } from '../util/schema-errors'
 import { coerceText } from './coerce'
 import { AdminExport } from './export'
 import type { AdminInput, AdminOperation } from './operation'

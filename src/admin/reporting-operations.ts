@@ -1,13 +1,13 @@
 import { Type } from '@sinclair/typebox'
 import type { ApiKeyChanges } from '../auth/api-keys'
 import { listAccounts } from '../billing/accounts'
-import { LEDGER_KINDS, listLedger, type LedgerEntryView, type LedgerFilter } from '../billing/ledger'
+import { LEDGER_KINDS, type LedgerEntryView, type LedgerFilter, listLedger } from '../billing/ledger'
 import { findWallet } from '../billing/wallets'
 import { InvalidRequestError, NotFoundError } from '../errors/kinds'
-import { decodeSequence, decodeTimeAndId, DEFAULT_PAGE_SIZE, encodeCursor, pageOf, PageQuery, timeAndIdCursor } from './cursor'
+import { DEFAULT_PAGE_SIZE, decodeSequence, decodeTimeAndId, encodeCursor, PageQuery, pageOf, timeAndIdCursor } from './cursor'
 import { AdminExport, keysetPages } from './export'
 import { KeyFields } from './key-fields'
-import { defineOperation, type AdminOperation } from './operation'
+import { type AdminOperation, defineOperation } from './operation'
 import { accountView, amountToMicros, keyView, parseTimestamp, userView } from './views'
 
 /** Rows read per query while an export streams: one page in memory at a time. */

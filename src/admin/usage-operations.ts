@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox'
 import {
+  type PeriodUnit,
   positionOf,
   summarizeUsage,
   summaryView,
   USAGE_DIMENSIONS,
-  type PeriodUnit,
   type UsageDimension,
   type UsagePosition,
   type UsageQuery,

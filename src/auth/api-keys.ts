@@ -1,4 +1,3 @@
-import { RefreshingCache } from '../util/refreshing-cache'
 import { and, desc, eq } from 'drizzle-orm'
 import { creditWallet, ensureWallet, type WalletRow } from '../billing/wallets'
 import type { Database } from '../db/client'
@@ -6,7 +5,8 @@ import { createdAtText, olderThan, type TimeAndId } from '../db/keyset'
 import { apiKeys, wallets } from '../db/schema'
 import { InvalidApiKeyError } from '../errors/kinds'
 import { newId } from '../util/ids'
-import { generateApiKey, hashApiKey, keyHint, looksLikeApiKey, parseApiKey, sameHash, type KeyEnv } from './api-key-secret'
+import { RefreshingCache } from '../util/refreshing-cache'
+import { generateApiKey, hashApiKey, type KeyEnv, keyHint, looksLikeApiKey, parseApiKey, sameHash } from './api-key-secret'
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect
 

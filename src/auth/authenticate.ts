@@ -1,10 +1,10 @@
 import { InvalidApiKeyError, KeyScopeError } from '../errors/kinds'
 import { looksLikeApiKey } from './api-key-secret'
 import type { ApiKeyRow, ApiKeyStore } from './api-keys'
-import type { RateLimiter } from './rate-limit'
 import type { EndpointRule } from './endpoint-rules'
-import type { UserRow, UserStore } from './users'
+import type { RateLimiter } from './rate-limit'
 import type { UserTokenVerifier } from './user-tokens'
+import type { UserRow, UserStore } from './users'
 
 /** Who is calling: decided once per request from the endpoint's rule and the headers. */
 export type Caller = { kind: 'anonymous' } | { kind: 'api-key'; key: ApiKeyRow } | { kind: 'user'; user: UserRow }

@@ -1,8 +1,8 @@
 import type { Payer } from '../billing/payer'
 import { findWallet } from '../billing/wallets'
-import { RefreshingCache } from '../util/refreshing-cache'
 import type { Database } from '../db/client'
 import type { PayerKind } from '../db/schema'
+import { RefreshingCache } from '../util/refreshing-cache'
 import type { Caller } from './authenticate'
 
 /** A key's allotment can be created at any time: look again after this long. */

@@ -1,8 +1,8 @@
 import { RedisClient } from 'bun'
-import type { ApiKeyRow } from './api-keys'
 import { RateLimitError } from '../errors/kinds'
-import { logEvent, type EventLevel } from '../observability/log'
+import { type LogLevel, logEvent } from '../observability/log'
 import { rateLimited } from '../observability/metrics'
+import type { ApiKeyRow } from './api-keys'
 
 const WINDOW_MS = 60_000
 /** Counters outlive their minute slightly, so a late write never resurrects an expired one. */
@@ -52,7 +52,7 @@ export interface RedisCounterOptions {
   breakerOpenMs?: number
   now?: () => number
   /** Where the outage's start and end are reported (operational log by default). */
-  log?: (level: EventLevel, message: string, fields?: Record<string, unknown>) => void
+  log?: (level: LogLevel, message: string, fields?: Record<string, unknown>) => void
 }
 
 /** Redis on the same network answers in a millisecond; one that takes this long is as good as away. */
@@ -70,7 +70,7 @@ export class RedisHitCounter implements HitCounter {
   private readonly commandTimeoutMs: number
   private readonly breakerOpenMs: number
   private readonly now: () => number
-  private readonly log: (level: EventLevel, message: string, fields?: Record<string, unknown>) => void
+  private readonly log: (level: LogLevel, message: string, fields?: Record<string, unknown>) => void
   /** While now is before this, Redis is not asked. */
   private skipUntil = 0
   /** Set from the first failure until a command succeeds again. */

@@ -1,6 +1,6 @@
-import { and, desc, eq, lt, sql, type SQL } from 'drizzle-orm'
+import { and, desc, eq, lt, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../db/client'
-import { ledgerEntries, wallets, type LedgerKind } from '../db/schema'
+import { type LedgerKind, ledgerEntries, wallets } from '../db/schema'
 import { creditsJson } from './money'
 
 export const LEDGER_KINDS: readonly LedgerKind[] = ['topup', 'adjustment', 'hold', 'charge', 'release', 'expire']

@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox'
+import { type Static, Type } from '@sinclair/typebox'
 
 /**
  * A model's prices, in credits per unit (pricing.ts turns them into charges). Billing owns the

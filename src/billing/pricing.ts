@@ -1,7 +1,7 @@
-import type { Pricing } from './price-schema'
 import { type Usage, usageOf } from '../canonical/usage'
-import { creditsToMicros } from './money'
 import { InvalidRequestError } from '../errors/kinds'
+import { creditsToMicros } from './money'
+import type { Pricing } from './price-schema'
 import { trustedCount, trustedSeconds, trustedUsage, UntrustedUsageError } from './usage-guard'
 
 /**

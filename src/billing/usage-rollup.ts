@@ -1,4 +1,4 @@
-import { type Placeholder, sql, type SQL } from 'drizzle-orm'
+import { type Placeholder, type SQL, sql } from 'drizzle-orm'
 
 /**
  * The per-hour usage rollup (docs/billing.md#usage-rollups) as SQL fragments for the statements

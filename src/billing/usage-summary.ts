@@ -1,4 +1,4 @@
-import { sql, type SQL } from 'drizzle-orm'
+import { type SQL, sql } from 'drizzle-orm'
 import type { Queryable } from '../db/client'
 import { queryRows } from '../db/rows'
 import { creditsJson } from './money'

@@ -1,6 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm'
 import type { Queryable } from '../db/client'
-import { ledgerEntries, wallets, type PayerKind } from '../db/schema'
+import { ledgerEntries, type PayerKind, wallets } from '../db/schema'
 import { IdempotencyConflictError, InvalidRequestError } from '../errors/kinds'
 import { newId } from '../util/ids'
 

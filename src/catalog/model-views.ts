@@ -1,5 +1,5 @@
-import { isModelAllowed } from '../auth/model-access'
 import type { Caller } from '../auth/authenticate'
+import { isModelAllowed } from '../auth/model-access'
 import type { Services } from '../services'
 import type { AliasEntry, ModelEntry } from './catalog-schema'
 import { CUSTOM_PREFIX, type CustomModelRow } from './custom-models'

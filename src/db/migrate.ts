@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm'
 import type { Database, Queryable } from './client'
-import { queryRows } from './rows'
 import { migrations } from './migrations.generated'
+import { queryRows } from './rows'
 
 // Any fixed number: every instance takes the same lock, so concurrent starts apply once.
 const MIGRATION_LOCK = 7_420_001

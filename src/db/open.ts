@@ -1,5 +1,5 @@
 import type { Config } from '../config'
-import { openDatabase, type DatabaseHandle } from './client'
+import { type DatabaseHandle, openDatabase } from './client'
 import { lockDataDir } from './data-dir-lock'
 import { embeddedTemplate } from './embedded-template'
 import { migrate } from './migrate'

@@ -1,9 +1,10 @@
 // PGlite finds its wasm and data files next to its own module, which a compiled binary does
 // not have on disk. Importing them as files makes `bun build --compile` embed them, and
 // handing them to PGlite explicitly works the same in both modes.
-import pgliteWasmPath from '../../node_modules/@electric-sql/pglite/dist/pglite.wasm' with { type: 'file' }
+
 import initdbWasmPath from '../../node_modules/@electric-sql/pglite/dist/initdb.wasm' with { type: 'file' }
 import fsBundlePath from '../../node_modules/@electric-sql/pglite/dist/pglite.data' with { type: 'file' }
+import pgliteWasmPath from '../../node_modules/@electric-sql/pglite/dist/pglite.wasm' with { type: 'file' }
 
 export interface PgliteAssets {
   pgliteWasmModule: WebAssembly.Module

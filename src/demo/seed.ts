@@ -1,4 +1,4 @@
-import { Type, type TObject } from '@sinclair/typebox'
+import { type TObject, Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import type { AdminInput } from '../admin/operation'
 import { ADMIN_OPERATIONS } from '../admin/operations'

@@ -1,9 +1,6 @@
+import { DEFAULT_MAX_OUTPUT_TOKENS } from '../canonical/prompt'
 import type { ModelEntry } from '../catalog/catalog-schema'
 import { requireCount } from '../http/request-bounds'
-import { DEFAULT_MAX_OUTPUT_TOKENS } from '../canonical/prompt'
-
-// Defined with the canonical prompt: the hold and the upstream request must agree on it.
-export { DEFAULT_MAX_OUTPUT_TOKENS }
 
 /**
  * The most output tokens a request may ask of a model whose config names no maximum. It is far

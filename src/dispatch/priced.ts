@@ -1,12 +1,11 @@
 import type { Caller } from '../auth/authenticate'
 import type { ModelType } from '../catalog/catalog-schema'
-import { requireModelType, resolveModel, type ResolvedModel } from '../catalog/resolve-model'
+import { type ResolvedModel, requireModelType, resolveModel } from '../catalog/resolve-model'
 import { ModelNotSupportedError } from '../errors/kinds'
 import type { MediaCapability } from '../providers/adapter'
 import type { Services } from '../services'
 import type { BilledCall } from './billed-call'
-import type { UpstreamAnswer } from './surface'
-import type { Route } from './surface'
+import type { Route, UpstreamAnswer } from './surface'
 
 /**
  * The surfaces billed by what the upstream returned rather than by token usage (embeddings,

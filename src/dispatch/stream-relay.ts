@@ -1,14 +1,14 @@
 import { estimateTextTokens } from '../billing/estimator'
 import type { StreamPart } from '../canonical/answer'
-import type { StreamTranslator } from '../providers/adapter'
 import { type Usage, usageOf } from '../canonical/usage'
 import type { GatewayError } from '../errors/gateway-error'
 import { StreamIdleTimeoutError, UpstreamError } from '../errors/kinds'
-import { type SseEvent, writeSseEvents } from '../http/sse'
 import { CLIENT_CLOSED_STATUS } from '../observability/request-record'
+import type { StreamTranslator } from '../providers/adapter'
+import { type SseEvent, writeSseEvents } from '../streaming/sse'
 import type { BilledCall, ServedBy } from './billed-call'
 import type { RelaySink, StreamSource } from './stream-sources'
-import type { ClosingStep, EventWriter, StreamedSoFar, StreamEncoder, StreamObserver, StreamStep } from './surface'
+import type { ClosingStep, EventWriter, StreamEncoder, StreamedSoFar, StreamObserver, StreamStep } from './surface'
 
 /** The call a relay settles, the route that served it, how to stop the upstream, and whether the client left. */
 export interface RelayedCall {
@@ -209,7 +209,7 @@ class Relay<Item> implements RelaySink<Item>, EventWriter {
 
 /**
  * Closes the books of a stream that stopped before its end and returns the error its client is
- * told. A stream the gateway stopped for silence (http/idle-timeout.ts) is settled for what was
+ * told. A stream the gateway stopped for silence (streaming/idle-timeout.ts) is settled for what was
  * streamed, like one the client abandons: the upstream worked until then. A stream the upstream
  * broke is an upstream failure, released unbilled.
  */

@@ -1,5 +1,5 @@
-import { SilenceClock } from '../http/idle-timeout'
-import { type FramedSseEvent, SseFramer } from '../http/sse'
+import { SilenceClock } from '../streaming/idle-timeout'
+import { type FramedSseEvent, SseFramer } from '../streaming/sse'
 import { type BodySink, type RawBody, rawBodyOf, readerBody } from '../upstream-http/client'
 
 /**
@@ -40,10 +40,10 @@ export function upstreamBodyOf(response: Response): RawBody {
 
 /**
  * A native upstream's event stream, piped from the response body: no stream in between, one
- * decode per network chunk, events framed in place (http/sse.ts, which also bounds their size:
+ * decode per network chunk, events framed in place (streaming/sse.ts, which also bounds their size:
  * an oversized event stops the upstream and fails the relay).
  *
- * The silence deadline (the provider's `streamIdleTimeoutMs`, as http/idle-timeout.ts applies
+ * The silence deadline (the provider's `streamIdleTimeoutMs`, as streaming/idle-timeout.ts applies
  * to every other upstream read) runs only while the relay waits for the upstream, never while
  * the client's connection is full, so a client that reads slowly never counts against the
  * upstream. One timer per stream checks it rather than one per chunk: a stream relays thousands

@@ -1,14 +1,14 @@
 import type { Caller } from '../auth/authenticate'
 import type { Answer, StreamPart } from '../canonical/answer'
 import type { Usage, UsageSource } from '../canonical/usage'
-import type { GatewayError } from '../errors/gateway-error'
-import { contextOf } from '../http/request-context'
-import type { FramedSseEvent, SseEvent } from '../http/sse'
-import { RequestRecord } from '../observability/request-record'
 import type { ModelEntry } from '../catalog/catalog-schema'
 import type { ProviderConfig } from '../config'
+import type { GatewayError } from '../errors/gateway-error'
+import { contextOf } from '../http/request-context'
+import { RequestRecord } from '../observability/request-record'
 import type { JsonObject, ProviderAdapter, TranslateCapability, UpstreamTarget } from '../providers/adapter'
 import type { Services } from '../services'
+import type { FramedSseEvent, SseEvent } from '../streaming/sse'
 import type { BilledCall } from './billed-call'
 
 /** A list with at least one member: what route planning always returns. */

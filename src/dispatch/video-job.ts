@@ -1,6 +1,6 @@
+import type { VideoOutcome, VideoRequest } from '../canonical/video'
 import { ClientClosedError, UpstreamTimeoutError } from '../errors/kinds'
 import type { UpstreamTarget, VideoCapability } from '../providers/adapter'
-import type { VideoOutcome, VideoRequest } from '../canonical/video'
 import type { Route } from './surface'
 
 /** A route whose API makes videos, as the videos surface plans it. */

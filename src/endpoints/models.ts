@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import { findVisibleModel, modelObject, visibleModels } from '../catalog/model-views'
 import { ModelNotFoundError } from '../errors/kinds'
 import type { GatewayContext } from '../http/gateway-context'
-import { errorResponses, PUBLIC_ERRORS, type ErrorStatus } from '../http/openapi/responses'
+import { type ErrorStatus, errorResponses, PUBLIC_ERRORS } from '../http/openapi/responses'
 import type { Services } from '../services'
 
 const ModelObjectSchema = t.Object(

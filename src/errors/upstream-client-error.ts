@@ -1,5 +1,5 @@
-import { GatewayError } from './gateway-error'
 import { scrubCredentials } from '../util/scrub-credentials'
+import { GatewayError } from './gateway-error'
 import { UpstreamError } from './kinds'
 
 /**

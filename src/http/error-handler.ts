@@ -1,10 +1,10 @@
 import { ValidationError } from 'elysia'
 import { GatewayError } from '../errors/gateway-error'
 import { InvalidRequestError, MethodNotAllowedError, NotFoundError } from '../errors/kinds'
-import { asGatewayError, renderError, envelopeOfPath } from '../errors/render'
+import { asGatewayError, envelopeOfPath, renderError } from '../errors/render'
 import type { EndpointMethods } from './method-check'
-import { invalidRequestFor } from './schema-check'
 import { contextOf } from './request-context'
+import { invalidRequestFor } from './schema-check'
 
 /**
  * The one place errors become responses: whatever was thrown, wherever, is rendered in the

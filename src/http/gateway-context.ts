@@ -2,11 +2,11 @@ import { Elysia } from 'elysia'
 import { checkAdminToken } from '../auth/admin-token'
 import type { Caller } from '../auth/authenticate'
 import { ruleFor } from '../auth/endpoint-rules'
-import type { Services } from '../services'
 import { NotFoundError } from '../errors/kinds'
+import type { Services } from '../services'
 import { bodyLimitFor, checkDeclaredLength } from './body-limits'
 import { MalformedBody } from './json-body'
-import { UNREAD_BODY, UnreadBody, readRequestBody } from './request-body'
+import { readRequestBody, UNREAD_BODY, UnreadBody } from './request-body'
 import { contextOf } from './request-context'
 
 const ANONYMOUS: Caller = { kind: 'anonymous' }

@@ -1,5 +1,5 @@
 import type { Caller } from '../auth/authenticate'
-import { meetsLevel, type LogLevel } from '../observability/log'
+import { type LogLevel, meetsLevel } from '../observability/log'
 import type { RequestOutcome, RequestRecord, UpstreamAttempt } from '../observability/request-record'
 
 export type LogSink = (line: string) => void

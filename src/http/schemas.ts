@@ -1,4 +1,4 @@
-import { Type, type IntegerOptions } from '@sinclair/typebox'
+import { type IntegerOptions, Type } from '@sinclair/typebox'
 import { t } from 'elysia'
 
 /** Shapes shared by more than one group of endpoints. */

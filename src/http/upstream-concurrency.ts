@@ -1,4 +1,4 @@
-import { dlopen, FFIType, ptr, type Pointer } from 'bun:ffi'
+import { dlopen, FFIType, type Pointer, ptr } from 'bun:ffi'
 
 /**
  * Bun's `fetch` sends at most `BUN_CONFIG_MAX_HTTP_REQUESTS` requests at once (256 unless set)

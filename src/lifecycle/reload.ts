@@ -1,9 +1,9 @@
+import { catalogCoverage } from '../catalog/coverage'
 import { type Config, loadConfig } from '../config'
 import { ConfigError } from '../config-error'
-import { catalogCoverage } from '../catalog/coverage'
 import { logEvent } from '../observability/log'
-import { catalogWarnings, describeConfigSource } from './start-summary'
 import type { Services } from '../services'
+import { catalogWarnings, describeConfigSource } from './start-summary'
 
 /**
  * SIGHUP (docs/operations.md#reload): the configuration is loaded again, as a start would load

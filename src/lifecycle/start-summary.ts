@@ -1,6 +1,6 @@
 import { catalogCoverage } from '../catalog/coverage'
 import type { Config } from '../config'
-import { logEvent, type EventLevel } from '../observability/log'
+import { type LogLevel, logEvent } from '../observability/log'
 
 /**
  * What a starting gateway says about itself (docs/operations.md#start-up-summary): one summary
@@ -9,7 +9,7 @@ import { logEvent, type EventLevel } from '../observability/log'
  * loudest, a gateway that serves no model at all.
  */
 export interface StartLine {
-  level: EventLevel
+  level: LogLevel
   message: string
   fields: Record<string, unknown>
 }

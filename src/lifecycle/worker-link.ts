@@ -1,5 +1,5 @@
 import { ConfigError } from '../config-error'
-import { fromPrimary, WORKER_ENV, type FromPrimary, type FromWorker } from './worker-messages'
+import { type FromPrimary, type FromWorker, fromPrimary, WORKER_ENV } from './worker-messages'
 
 /** How often a worker checks that its primary still exists, in case the channel's close went unnoticed. */
 const PARENT_CHECK_MS = 1000

@@ -1,11 +1,11 @@
 import { MemoryHitCounter } from '../auth/rate-limit'
-import { loadConfig, type Config } from '../config'
+import { type Config, loadConfig } from '../config'
 import { readConfigFile } from '../config-file'
 import { openConfiguredDatabase } from '../db/open'
 import { logEvent } from '../observability/log'
 import { loadForReload } from './reload'
 import { logStartSummary } from './start-summary'
-import { fromWorker, WORKER_ENV, type FromPrimary, type FromWorker } from './worker-messages'
+import { type FromPrimary, type FromWorker, fromWorker, WORKER_ENV } from './worker-messages'
 
 /**
  * The primary of `serve --workers N` (docs/operations.md#workers): a small process that serves
@@ -45,66 +45,100 @@ export interface PrimaryOptions {
 }
 
 export async function runPrimary(options: PrimaryOptions): Promise<number> {
-  const { config, workers } = options
   process.stdout.on('error', () => {})
   // Once, before N workers would race to it (each still checks: migrating is idempotent).
-  const database = await openConfiguredDatabase(config)
+  const database = await openConfiguredDatabase(options.config)
   await database.close()
-  const port = config.port === 0 ? freePort(config.host) : config.port
-  const counter = new MemoryHitCounter(Date.now)
-  const slots: Slot[] = Array.from({ length: workers }, (_, offset) => ({
-    index: offset + 1,
-    process: undefined,
-    startedAt: 0,
-    fastFailures: 0,
-    listened: false,
-    restart: undefined,
-  }))
-  let stopping: NodeJS.Signals | undefined
-  let signalsSeen = 0
-  let failed = false
-  let announced = false
-  let finish: (code: number) => void = () => {}
-  const finished = new Promise<number>((resolve) => {
-    finish = resolve
-  })
-  const gatherings = new Map<number, { texts: string[]; waiting: Set<number>; answer: (texts: string[]) => void }>()
-  let nextGathering = 1
-  let lastLoaded = options.configText
+  const port = options.config.port === 0 ? freePort(options.config.host) : options.config.port
+  return new Primary(options, port).run()
+}
 
-  const send = (slot: Slot, message: FromPrimary) => {
+interface MetricsGathering {
+  texts: string[]
+  waiting: Set<number>
+  answer: (texts: string[]) => void
+}
+
+/** runPrimary's state once the database is ready: the worker slots, the shared counts, the stop and reload signals. */
+class Primary {
+  private readonly counter = new MemoryHitCounter(Date.now)
+  private readonly slots: Slot[]
+  private stopping: NodeJS.Signals | undefined
+  private signalsSeen = 0
+  private failed = false
+  private announced = false
+  private finish: (code: number) => void = () => {}
+  private readonly gatherings = new Map<number, MetricsGathering>()
+  private nextGathering = 1
+  private lastLoaded: string | undefined
+
+  constructor(
+    private readonly options: PrimaryOptions,
+    private readonly port: number,
+  ) {
+    this.lastLoaded = options.configText
+    this.slots = Array.from({ length: options.workers }, (_, offset) => ({
+      index: offset + 1,
+      process: undefined,
+      startedAt: 0,
+      fastFailures: 0,
+      listened: false,
+      restart: undefined,
+    }))
+  }
+
+  async run(): Promise<number> {
+    const finished = new Promise<number>((resolve) => {
+      this.finish = resolve
+    })
+    const onStopSignal = (signal: NodeJS.Signals) => this.stop(signal)
+    process.on('SIGTERM', onStopSignal)
+    process.on('SIGINT', onStopSignal)
+    process.on('SIGHUP', () => this.reload('SIGHUP'))
+    // Bun installs signal handlers on a later turn of the event loop (see main.ts).
+    await new Promise((resolve) => setImmediate(resolve))
+    const { workers } = this.options
+    logEvent('info', 'starting workers', { workers, port: this.port })
+    for (const slot of this.slots) this.spawn(slot)
+    const code = await finished
+    logEvent('info', 'exit', { code, workers })
+    return code
+  }
+
+  private send(slot: Slot, message: FromPrimary): void {
     try {
       slot.process?.send(message)
     } catch {}
   }
 
-  const receive = (slot: Slot, raw: unknown) => {
+  private receive(slot: Slot, raw: unknown): void {
     const message = fromWorker(raw)
-    if (message) void handle(slot, message)
+    if (message) void this.handle(slot, message)
   }
 
-  const handle = async (slot: Slot, message: FromWorker) => {
+  private async handle(slot: Slot, message: FromWorker): Promise<void> {
+    const { workers, config, version } = this.options
     if (message.kind === 'listening') {
       slot.listened = true
-      if (announced) logEvent('info', 'worker listening again', { worker: slot.index, pid: slot.process?.pid })
-      else if (slots.every((each) => each.listened)) {
-        announced = true
+      if (this.announced) logEvent('info', 'worker listening again', { worker: slot.index, pid: slot.process?.pid })
+      else if (this.slots.every((each) => each.listened)) {
+        this.announced = true
         const listen = message.url
         console.log(JSON.stringify({ level: 'info', message: 'listening', url: listen, database: 'postgres', workers }))
-        logStartSummary({ version: options.version, config, listen, workers })
+        logStartSummary({ version, config, listen, workers })
       }
     } else if (message.kind === 'counter') {
-      const value = message.op === 'add' ? await counter.add(message.name, message.amount, message.ttlMs) : await counter.read(message.name)
-      send(slot, { kind: 'counter-reply', id: message.id, value })
+      const value = message.op === 'add' ? await this.counter.add(message.name, message.amount, message.ttlMs) : await this.counter.read(message.name)
+      this.send(slot, { kind: 'counter-reply', id: message.id, value })
     } else if (message.kind === 'config-request') {
-      send(slot, { kind: 'config', id: message.id, text: lastLoaded ?? null })
+      this.send(slot, { kind: 'config', id: message.id, text: this.lastLoaded ?? null })
     } else if (message.kind === 'reload-request') {
-      reload('a worker got SIGHUP')
+      this.reload('a worker got SIGHUP')
     } else if (message.kind === 'metrics-gather') {
-      const texts = await gatherMetrics(slot)
-      send(slot, { kind: 'metrics-gathered', id: message.id, texts, workers })
+      const texts = await this.gatherMetrics(slot)
+      this.send(slot, { kind: 'metrics-gathered', id: message.id, texts, workers })
     } else {
-      const gathering = gatherings.get(message.id)
+      const gathering = this.gatherings.get(message.id)
       if (!gathering?.waiting.delete(slot.index)) return
       gathering.texts.push(message.text)
       if (gathering.waiting.size === 0) gathering.answer(gathering.texts)
@@ -112,29 +146,29 @@ export async function runPrimary(options: PrimaryOptions): Promise<number> {
   }
 
   /** Every live worker's metrics but the asker's, as many as answer within the deadline. */
-  const gatherMetrics = (asker: Slot): Promise<string[]> => {
-    const others = slots.filter((slot) => slot !== asker && slot.process && slot.listened)
+  private gatherMetrics(asker: Slot): Promise<string[]> {
+    const others = this.slots.filter((slot) => slot !== asker && slot.process && slot.listened)
     if (others.length === 0) return Promise.resolve([])
-    const id = nextGathering++
+    const id = this.nextGathering++
     return new Promise((resolve) => {
       const answer = (texts: string[]) => {
         clearTimeout(timer)
-        gatherings.delete(id)
+        this.gatherings.delete(id)
         resolve(texts)
       }
-      const gathering = { texts: [], waiting: new Set(others.map((slot) => slot.index)), answer }
+      const gathering: MetricsGathering = { texts: [], waiting: new Set(others.map((slot) => slot.index)), answer }
       const timer = setTimeout(() => answer(gathering.texts), METRICS_DEADLINE_MS)
-      gatherings.set(id, gathering)
-      for (const slot of others) send(slot, { kind: 'metrics-snapshot', id })
+      this.gatherings.set(id, gathering)
+      for (const slot of others) this.send(slot, { kind: 'metrics-snapshot', id })
     })
   }
 
-  const spawn = (slot: Slot) => {
+  private spawn(slot: Slot): void {
     slot.restart = undefined
     slot.listened = false
     slot.startedAt = Date.now()
-    const child = Bun.spawn(options.command, {
-      env: { ...process.env, PORT: String(port), [WORKER_ENV]: String(slot.index) },
+    const child = Bun.spawn(this.options.command, {
+      env: { ...process.env, PORT: String(this.port), [WORKER_ENV]: String(slot.index) },
       stdin: 'ignore',
       stdout: 'inherit',
       stderr: 'inherit',
@@ -142,21 +176,21 @@ export async function runPrimary(options: PrimaryOptions): Promise<number> {
       // once; a worker that got it twice would skip its drain.
       detached: true,
       serialization: 'json',
-      ipc: (message) => receive(slot, message),
+      ipc: (message) => this.receive(slot, message),
     })
     slot.process = child
     logEvent('info', 'worker started', { worker: slot.index, pid: child.pid })
-    void child.exited.then(() => exited(slot, child))
+    void child.exited.then(() => this.exited(slot, child))
   }
 
-  const exited = (slot: Slot, child: ReturnType<typeof Bun.spawn>) => {
+  private exited(slot: Slot, child: ReturnType<typeof Bun.spawn>): void {
     if (slot.process !== child) return
     slot.process = undefined
     slot.listened = false
     const fields = { worker: slot.index, pid: child.pid, code: child.exitCode, signal: child.signalCode }
-    if (stopping || failed) {
+    if (this.stopping || this.failed) {
       logEvent('info', 'worker exited', fields)
-      if (slots.every((each) => each.process === undefined)) finish(failed ? 1 : signalsSeen > 1 ? exitCodeFor(stopping) : 0)
+      if (this.allExited()) this.finish(this.failed ? 1 : this.signalsSeen > 1 ? exitCodeFor(this.stopping) : 0)
       return
     }
     const lived = Date.now() - slot.startedAt
@@ -167,53 +201,48 @@ export async function runPrimary(options: PrimaryOptions): Promise<number> {
         `worker ${slot.index} died ${MAX_FAST_FAILURES} times in a row within ${FAST_FAILURE_MS / 1000} s of starting: stopping the instance`,
         fields,
       )
-      failed = true
-      stopAll('SIGTERM')
-      if (slots.every((each) => each.process === undefined)) finish(1)
+      this.failed = true
+      this.stopAll('SIGTERM')
+      if (this.allExited()) this.finish(1)
       return
     }
     const delayMs = slot.fastFailures === 0 ? 0 : FIRST_BACKOFF_MS * 2 ** (slot.fastFailures - 1)
     logEvent('warn', 'worker died: restarting it; its open holds lapse to the sweep', { ...fields, restart_in_ms: delayMs })
-    slot.restart = setTimeout(() => spawn(slot), delayMs)
+    slot.restart = setTimeout(() => this.spawn(slot), delayMs)
   }
 
-  const stopAll = (signal: NodeJS.Signals) => {
-    for (const slot of slots) {
+  private allExited(): boolean {
+    return this.slots.every((each) => each.process === undefined)
+  }
+
+  private stopAll(signal: NodeJS.Signals): void {
+    for (const slot of this.slots) {
       clearTimeout(slot.restart)
       slot.restart = undefined
       slot.process?.kill(signal)
     }
   }
 
-  const onStopSignal = (signal: NodeJS.Signals) => {
-    signalsSeen += 1
-    stopping ??= signal
-    logEvent('info', signalsSeen > 1 ? 'second signal: forwarded, workers exit now' : 'stopping: every worker drains', { signal })
-    stopAll(signal)
-    if (slots.every((each) => each.process === undefined)) finish(0)
+  private stop(signal: NodeJS.Signals): void {
+    this.signalsSeen += 1
+    this.stopping ??= signal
+    logEvent('info', this.signalsSeen > 1 ? 'second signal: forwarded, workers exit now' : 'stopping: every worker drains', { signal })
+    this.stopAll(signal)
+    if (this.allExited()) this.finish(0)
   }
-  process.on('SIGTERM', onStopSignal)
-  process.on('SIGINT', onStopSignal)
+
   /** The file is read and checked here once; only a config that loads goes to the workers. */
-  const reload = (why: string) => {
+  private reload(why: string): void {
     let fileText: string | undefined
     const next = loadForReload(() => {
       fileText = readConfigFile()
       return loadConfig(process.env, fileText)
     })
     if (!next) return
-    lastLoaded = fileText
+    this.lastLoaded = fileText
     logEvent('info', 'config loaded: every worker reloads it', { why })
-    for (const slot of slots) send(slot, { kind: 'reload', text: lastLoaded ?? null })
+    for (const slot of this.slots) this.send(slot, { kind: 'reload', text: this.lastLoaded ?? null })
   }
-  process.on('SIGHUP', () => reload('SIGHUP'))
-  // Bun installs signal handlers on a later turn of the event loop (see main.ts).
-  await new Promise((resolve) => setImmediate(resolve))
-  logEvent('info', 'starting workers', { workers, port })
-  for (const slot of slots) spawn(slot)
-  const code = await finished
-  logEvent('info', 'exit', { code, workers })
-  return code
 }
 
 function exitCodeFor(signal: NodeJS.Signals | undefined): number {

@@ -5,7 +5,6 @@ import { scrubCredentials } from '../util/scrub-credentials'
  * parameter-free fields; database errors go through describeDatabaseError first.
  */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
-export type EventLevel = LogLevel
 
 /** From the most to the least talkative: `TOLLGATE_LOG_LEVEL` keeps its own and those after it. */
 export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error']
@@ -37,7 +36,7 @@ const MAX_LINE_LENGTH = 4096
  * anything shaped like a credential, in case a field quoted one, and an oversized line keeps its
  * head as text inside a line that still parses.
  */
-export function logEvent(level: EventLevel, message: string, fields: Record<string, unknown> = {}): void {
+export function logEvent(level: LogLevel, message: string, fields: Record<string, unknown> = {}): void {
   eventThreshold ??= logLevelOf(process.env.TOLLGATE_LOG_LEVEL)
   if (!meetsLevel(level, eventThreshold)) return
   const time = new Date().toISOString()

@@ -1,5 +1,5 @@
 import type { Usage } from '../canonical/usage'
-import { newSpanId, traceparentOf, type TraceContext } from './trace-context'
+import { newSpanId, type TraceContext, traceparentOf } from './trace-context'
 
 /**
  * How a request ended, in one word: the log's `outcome` (docs/operations.md#logs).

@@ -1,6 +1,6 @@
 import type { ProviderConfig, TracesConfig } from '../config'
 import { logEvent } from './log'
-import { OtlpExporter, SpanKind, type OtlpAttribute, type OtlpSpan } from './otlp-exporter'
+import { type OtlpAttribute, OtlpExporter, type OtlpSpan, SpanKind } from './otlp-exporter'
 import type { RequestRecord } from './request-record'
 import { newSpanId, requestTraceContext, type TraceContext } from './trace-context'
 

@@ -4,7 +4,7 @@ import type { Usage } from '../canonical/usage'
 import type { VideoOutcome, VideoRequest } from '../canonical/video'
 import type { ProviderConfig } from '../config'
 import type { GatewayError } from '../errors/gateway-error'
-import type { SseEvent } from '../http/sse'
+import type { SseEvent } from '../streaming/sse'
 
 /** The one way an adapter reaches the network: global fetch in production, a fake in tests. */
 export type Fetch = (url: string, init: RequestInit) => Promise<Response>
@@ -24,6 +24,7 @@ export interface UpstreamTarget {
 
 /** A JSON object body passed through to an API that speaks the client's format. */
 export type { JsonObject } from '../util/is-record'
+
 import type { JsonObject } from '../util/is-record'
 
 /** What a native messages request keeps of the client's request besides its body. */

@@ -1,11 +1,11 @@
 import { Elysia, type Static, type TSchema } from 'elysia'
 import { dispatch } from '../dispatch/dispatcher'
 import type { Route } from '../dispatch/surface'
-import { surfaceRequest, type Surface } from '../dispatch/surface'
+import { type Surface, surfaceRequest } from '../dispatch/surface'
 import { envelopeOfPath } from '../errors/render'
 import type { GatewayContext } from '../http/gateway-context'
+import { type DocumentedResponses, errorResponses, MODEL_CALL_ERRORS } from '../http/openapi/responses'
 import { refuseInvalidBody, refuseInvalidForm } from '../http/schema-check'
-import { errorResponses, MODEL_CALL_ERRORS, type DocumentedResponses } from '../http/openapi/responses'
 import type { Services } from '../services'
 
 export interface SurfaceEndpoint<S extends TSchema, R extends Route> {

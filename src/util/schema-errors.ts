@@ -1,5 +1,5 @@
 import type { TSchema } from '@sinclair/typebox'
-import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
+import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler'
 import { Value, type ValueError } from '@sinclair/typebox/value'
 
 const checkers = new WeakMap<TSchema, TypeCheck<TSchema>>()

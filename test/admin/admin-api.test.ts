@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { hashApiKey } from '../../src/auth/api-key-secret'
-import { testDatabases, type FreshDatabase } from '../support/databases'
+import { type FreshDatabase, testDatabases } from '../support/databases'
 import { expectError } from '../support/envelopes'
-import { ADMIN_TOKEN, startGateway, testConfig, type TestGateway } from '../support/gateway'
+import { ADMIN_TOKEN, startGateway, type TestGateway, testConfig } from '../support/gateway'
 
 for (const kind of testDatabases) {
   describe(`admin API on ${kind.kind}`, () => {

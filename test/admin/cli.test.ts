@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { testDatabases, type FreshDatabase } from '../support/databases'
+import { type FreshDatabase, testDatabases } from '../support/databases'
 
 /** `tollgate admin …` run as a real process on the database the environment names. */
 async function tollgate(env: Record<string, string>, ...args: string[]) {

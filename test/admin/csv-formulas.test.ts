@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
-import { testDatabases, type FreshDatabase } from '../support/databases'
 import { parseCsv } from '../support/csv'
+import { type FreshDatabase, testDatabases } from '../support/databases'
 import { startGateway, type TestGateway } from '../support/gateway'
 
 /** The CSV's records as objects keyed by its header. */

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
-import { accounts, ledgerEntries, wallets, type LedgerKind } from '../../src/db/schema'
-import { testDatabases, type FreshDatabase } from '../support/databases'
-import { expectError } from '../support/envelopes'
+import { accounts, type LedgerKind, ledgerEntries, wallets } from '../../src/db/schema'
 import { parseCsv } from '../support/csv'
-import { bearer, startGateway, type Reply, type TestGateway } from '../support/gateway'
+import { type FreshDatabase, testDatabases } from '../support/databases'
+import { expectError } from '../support/envelopes'
+import { bearer, type Reply, startGateway, type TestGateway } from '../support/gateway'
 
 /** Every row of a list, page by page, running `between` after each page. */
 async function walk(harness: TestGateway, path: string, limit: number, between: () => Promise<unknown> = async () => {}) {

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { testDatabases } from '../support/databases'
-import { billedCall, expectedSummary, usageFixture, type Dimension } from '../support/usage-fixture'
 import { expectBooksBalance } from '../support/ledger-checks'
+import { billedCall, type Dimension, expectedSummary, usageFixture } from '../support/usage-fixture'
 
 /**
  * GET /admin/v1/usage answers the sums over the ledger's charge entries, for every grouping

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { and, eq } from 'drizzle-orm'
 import { keySpend } from '../../src/db/schema'
+import { type FreshDatabase, testDatabases } from '../support/databases'
+import { expectError } from '../support/envelopes'
+import { bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
+import { IdentityProvider } from '../support/identity-provider'
 import { mockCatalogEnv } from '../support/mock-catalog'
 import { MockUpstream } from '../upstream/mock-upstream'
-import { testDatabases, type FreshDatabase } from '../support/databases'
-import { expectError } from '../support/envelopes'
-import { bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
-import { IdentityProvider } from '../support/identity-provider'
 
 /** Every error of API.md §5.3, with user tokens signed for real and checked against a live JWKS. */
 describe('authentication errors (API.md §5.3)', () => {

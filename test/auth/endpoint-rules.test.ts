@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { ENDPOINT_RULES, type EndpointRule } from '../../src/auth/endpoint-rules'
 import { envelopeOfPath } from '../../src/errors/render'
-import { testDatabases, type FreshDatabase } from '../support/databases'
+import { type FreshDatabase, testDatabases } from '../support/databases'
 import { expectError } from '../support/envelopes'
-import { bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
+import { bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
 import { IdentityProvider } from '../support/identity-provider'
 
 /**

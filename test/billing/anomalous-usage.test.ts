@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, spyOn, test } from 'bun:test'
 import { testDatabases } from '../support/databases'
 import { parseExposition } from '../support/exposition'
 import { ADMIN_TOKEN, bearer, type Reply } from '../support/gateway'
-import { gatewaySuite, type GatewaySuite } from '../support/gateway-suite'
+import { type GatewaySuite, gatewaySuite } from '../support/gateway-suite'
 import { expectBooksBalance } from '../support/ledger-checks'
 
 /**

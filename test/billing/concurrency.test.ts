@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { ledgerEntries } from '../../src/db/schema'
-import { testDatabases, type FreshDatabase } from '../support/databases'
+import { type FreshDatabase, testDatabases } from '../support/databases'
 import { ADMIN_TOKEN, bearer, startGateway, testConfig } from '../support/gateway'
 import { expectBooksBalance } from '../support/ledger-checks'
 import { mockCatalogEnv } from '../support/mock-catalog'
-import { startGatewayProcess, type GatewayProcess } from '../support/process'
+import { type GatewayProcess, startGatewayProcess } from '../support/process'
 import { MockUpstream } from '../upstream/mock-upstream'
 
 const hi = [{ role: 'user', content: 'Say hi.' }]

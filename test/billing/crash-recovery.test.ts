@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { testDatabases } from '../support/databases'
 import { ADMIN_TOKEN, bearer } from '../support/gateway'
 import { mockCatalogEnv } from '../support/mock-catalog'
-import { startGatewayProcess, type GatewayProcess } from '../support/process'
+import { type GatewayProcess, startGatewayProcess } from '../support/process'
 import { MockUpstream } from '../upstream/mock-upstream'
 
 /** A gateway killed with SIGKILL mid-request: after a restart, its hold is given back. */

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
-import { testDatabases, type FreshDatabase } from '../support/databases'
-import { ADMIN_TOKEN, bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
+import { type FreshDatabase, testDatabases } from '../support/databases'
+import { ADMIN_TOKEN, bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
 import { expectBooksBalance } from '../support/ledger-checks'
 import { mockCatalogEnv } from '../support/mock-catalog'
-import { startGatewayProcess, type GatewayProcess } from '../support/process'
+import { type GatewayProcess, startGatewayProcess } from '../support/process'
 import { TcpProxy } from '../support/tcp-proxy'
 import { MockUpstream } from '../upstream/mock-upstream'
 

@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'bun:test'
-import { queryRows } from '../../src/db/rows'
 import { sql } from 'drizzle-orm'
+import { queryRows } from '../../src/db/rows'
 import { testDatabases } from '../support/databases'
-import { gatewaySuite } from '../support/gateway-suite'
 import { bearer } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 import { expectBooksBalance } from '../support/ledger-checks'
 
 /**

@@ -2,8 +2,8 @@ import { describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { queryRows } from '../../src/db/rows'
 import { testDatabases } from '../support/databases'
-import { gatewaySuite } from '../support/gateway-suite'
 import { bearer, LEASE_MODES } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 import { expectBooksBalance } from '../support/ledger-checks'
 
 /**

@@ -3,9 +3,9 @@ import { sql } from 'drizzle-orm'
 import { queryRows } from '../../src/db/rows'
 import { createServices } from '../../src/services'
 import { testDatabases } from '../support/databases'
-import { gatewaySuite } from '../support/gateway-suite'
 import { flaky } from '../support/flaky-database'
 import { testConfig } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 import { expectBooksBalance } from '../support/ledger-checks'
 
 const HOLD_MICROS = 1000

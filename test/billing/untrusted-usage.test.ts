@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, spyOn, test } from 'bun:test'
 import { testDatabases } from '../support/databases'
-import { gatewaySuite } from '../support/gateway-suite'
 import { bearer } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 import { expectBooksBalance } from '../support/ledger-checks'
 
 /**

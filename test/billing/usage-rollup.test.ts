@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
-import { closeHoldsAtomically } from '../../src/billing/hold-statements'
 import type { HoldRequest } from '../../src/billing/hold-book'
+import { closeHoldsAtomically } from '../../src/billing/hold-statements'
 import { expireHoldsPage } from '../../src/billing/sweep-statements'
 import { migrate } from '../../src/db/migrate'
 import { migrations } from '../../src/db/migrations.generated'

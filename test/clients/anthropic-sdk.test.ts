@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import Anthropic from '@anthropic-ai/sdk'
 import AnthropicZero from 'anthropic-sdk-0'
-import { serveGateway, type ServedGateway } from '../support/served-gateway'
+import { type ServedGateway, serveGateway } from '../support/served-gateway'
 
 /**
  * The official @anthropic-ai/sdk, current 1.x (Bearer, anthropic-version 2026-10-21) and 0.x

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { serveGateway, type ServedGateway } from '../support/served-gateway'
+import { type ServedGateway, serveGateway } from '../support/served-gateway'
 
 /**
  * The real Claude Code CLI (npm @anthropic-ai/claude-code), one-shot `claude -p`, with

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { serveGateway, type ServedGateway } from '../support/served-gateway'
+import { type ServedGateway, serveGateway } from '../support/served-gateway'
 
 /**
  * The real Codex CLI (npm @openai/codex), `codex exec` with a config.toml whose provider has

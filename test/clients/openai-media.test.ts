@@ -2,9 +2,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:tes
 import OpenAI, { toFile } from 'openai'
 import { estimateTextTokens } from '../../src/billing/estimator'
 import type { TestGateway } from '../support/gateway'
-import { serveGateway, type ServedGateway } from '../support/served-gateway'
+import { type ServedGateway, serveGateway } from '../support/served-gateway'
 import type { MockUpstream } from '../upstream/mock-upstream'
-import { MOCK_VECTOR, TRANSCRIPT, speechBytes } from '../upstream/openai-media'
+import { MOCK_VECTOR, speechBytes, TRANSCRIPT } from '../upstream/openai-media'
 
 /** Embeddings, images, speech and transcriptions through the official openai client, billed. */
 describe('OpenAI media endpoints through the official client', () => {

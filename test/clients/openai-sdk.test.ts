@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
 import type { TestGateway } from '../support/gateway'
-import { serveGateway, type ServedGateway } from '../support/served-gateway'
+import { type ServedGateway, serveGateway } from '../support/served-gateway'
 import type { MockUpstream } from '../upstream/mock-upstream'
 
 /** The official openai npm client, pointed at the gateway over real HTTP, unchanged. */

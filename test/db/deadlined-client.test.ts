@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
-import { openDatabase, type DatabaseHandle } from '../../src/db/client'
+import { type DatabaseHandle, openDatabase } from '../../src/db/client'
 import { isTransientDatabaseError } from '../../src/db/errors'
 import { testDatabases } from '../support/databases'
 import { TcpProxy } from '../support/tcp-proxy'

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
+import { generatedPath, renderMigrationsModule } from '../../scripts/embed-migrations'
 import { migrate, migrationsApplied } from '../../src/db/migrate'
 import { migrations } from '../../src/db/migrations.generated'
-import { generatedPath, renderMigrationsModule } from '../../scripts/embed-migrations'
 import { testDatabases } from '../support/databases'
 
 describe('migrations', () => {

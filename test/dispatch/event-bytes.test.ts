@@ -1,11 +1,11 @@
 import { describe, expect, test } from 'bun:test'
+import type { Usage } from '../../src/canonical/usage'
 import { usageOf } from '../../src/canonical/usage'
 import type { BilledCall } from '../../src/dispatch/billed-call'
 import { relayStream } from '../../src/dispatch/stream-relay'
 import { sseSource, upstreamBodyOf } from '../../src/dispatch/stream-sources'
 import type { StreamObserver } from '../../src/dispatch/surface'
-import type { Usage } from '../../src/canonical/usage'
-import type { FramedSseEvent } from '../../src/http/sse'
+import type { FramedSseEvent } from '../../src/streaming/sse'
 import { type ChunkFrame, contentInFrame, contentInFrameBytes, frameAround, wireOf } from '../../src/surfaces/chat-completions/chunk-frame'
 import { observeChatStream, scanPlainChunk } from '../../src/surfaces/chat-completions/observe-native'
 

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:tes
 import OpenAI from 'openai'
 import { convertPromptToGemini } from '../../src/providers/gemini/convert-request'
 import { decodeChatRequest } from '../../src/surfaces/chat-completions/decode'
-import { testDatabases, type FreshDatabase } from '../support/databases'
+import { type FreshDatabase, testDatabases } from '../support/databases'
 import { expectError } from '../support/envelopes'
-import { bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
+import { bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
 import { mockCatalogEnv } from '../support/mock-catalog'
 import { MockUpstream } from '../upstream/mock-upstream'
 

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { isLongRunning } from '../../src/http/long-requests'
 import { ADMIN_TOKEN, bearer } from '../support/gateway'
 import { mockCatalogEnv } from '../support/mock-catalog'
-import { startGatewayProcess, type GatewayProcess } from '../support/process'
+import { type GatewayProcess, startGatewayProcess } from '../support/process'
 import { MockUpstream } from '../upstream/mock-upstream'
 
 /**

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:tes
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { testDatabases, type FreshDatabase } from '../support/databases'
-import { bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
+import { type FreshDatabase, testDatabases } from '../support/databases'
+import { bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
 import { mockCatalog } from '../support/mock-catalog'
 import { MockUpstream } from '../upstream/mock-upstream'
 

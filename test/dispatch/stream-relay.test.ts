@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'bun:test'
+import { usageOf } from '../../src/canonical/usage'
 import type { BilledCall } from '../../src/dispatch/billed-call'
 import { relayStream } from '../../src/dispatch/stream-relay'
 import type { RelaySink, StreamSource } from '../../src/dispatch/stream-sources'
 import type { StreamObserver } from '../../src/dispatch/surface'
-import { usageOf } from '../../src/canonical/usage'
 import { UpstreamError } from '../../src/errors/kinds'
 
 /**

@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { exportPKCS8, generateKeyPair, importSPKI, exportSPKI, jwtVerify } from 'jose'
+import { exportPKCS8, exportSPKI, generateKeyPair, importSPKI, jwtVerify } from 'jose'
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../src/canonical/prompt'
-import { testDatabases, type FreshDatabase } from '../support/databases'
-import { bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
+import { type FreshDatabase, testDatabases } from '../support/databases'
+import { bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
 import { MockUpstream } from '../upstream/mock-upstream'
 
 /**

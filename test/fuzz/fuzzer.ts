@@ -10,10 +10,10 @@ import { createServices } from '../../src/services'
 import { ADMIN_TOKEN, testConfig } from '../support/gateway'
 import { mockCatalog, mockCatalogEnv } from '../support/mock-catalog'
 import { MockUpstream } from '../upstream/mock-upstream'
-import { examples, type Example } from './examples'
-import { FAMILIES, mutate, type Family, type FuzzRequest, type Secrets } from './mutations'
+import { type Example, examples } from './examples'
+import { FAMILIES, type Family, type FuzzRequest, mutate, type Secrets } from './mutations'
 import { Random } from './prng'
-import { send, type Answer } from './transport'
+import { type Answer, send } from './transport'
 
 export interface FuzzOptions {
   seed: number

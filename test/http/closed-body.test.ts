@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { serveGateway, type ServedGateway } from '../support/served-gateway'
+import { type ServedGateway, serveGateway } from '../support/served-gateway'
 
 /**
  * A client that closes its connection before its body has arrived left: the request ends as a

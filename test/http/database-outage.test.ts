@@ -2,9 +2,9 @@ import { describe, expect, test } from 'bun:test'
 import { ServiceUnavailableError } from '../../src/errors/kinds'
 import { asGatewayError } from '../../src/errors/render'
 import { testDatabases } from '../support/databases'
-import { gatewaySuite } from '../support/gateway-suite'
 import { expectError } from '../support/envelopes'
 import { bearer, type Reply } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 
 describe('database errors as the client sees them', () => {
   const withCode = (code: string) => Object.assign(new Error(`failed: ${code}`), { code })

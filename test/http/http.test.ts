@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { migrate } from '../../src/db/migrate'
-import { testDatabases, type FreshDatabase } from '../support/databases'
+import { type FreshDatabase, testDatabases } from '../support/databases'
 import { expectError } from '../support/envelopes'
 import { bearer, startGateway, type TestGateway } from '../support/gateway'
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { testDatabases, type FreshDatabase } from '../support/databases'
+import { type FreshDatabase, testDatabases } from '../support/databases'
 import { startGateway, type TestGateway } from '../support/gateway'
 
 /**

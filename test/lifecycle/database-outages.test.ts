@@ -1,9 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
-import { testDatabases, type FreshDatabase } from '../support/databases'
+import { type FreshDatabase, testDatabases } from '../support/databases'
 import { expectBooksBalance } from '../support/ledger-checks'
 import { TcpProxy } from '../support/tcp-proxy'
 import { MockUpstream } from '../upstream/mock-upstream'
-import { ADMIN_TOKEN, chat, ChildGateway, readRest, writeLifecycleCatalog } from './child-gateway'
+import { ADMIN_TOKEN, ChildGateway, chat, readRest, writeLifecycleCatalog } from './child-gateway'
 
 /**
  * Outages of Postgres under `serve --workers 2` (docs/operations.md#database-outages), made

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
 import { MockUpstream } from '../upstream/mock-upstream'
-import { adminCli, chat, ChildGateway, readRest, writeLifecycleCatalog } from './child-gateway'
+import { adminCli, ChildGateway, chat, readRest, writeLifecycleCatalog } from './child-gateway'
 
 /**
  * SIGTERM as an orchestrator sends it: readiness turns 503 at once, the listener serves on for

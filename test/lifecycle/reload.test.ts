@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { MockUpstream } from '../upstream/mock-upstream'
-import { chat, ChildGateway } from './child-gateway'
+import { ChildGateway, chat } from './child-gateway'
 
 /**
  * SIGHUP (docs/operations.md#reload): a valid config file takes over for new requests (a new

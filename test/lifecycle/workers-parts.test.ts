@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { CounterUnavailableError } from '../../src/auth/rate-limit'
 import { IpcHitCounter } from '../../src/auth/ipc-hit-counter'
+import { CounterUnavailableError } from '../../src/auth/rate-limit'
 import { workerCount } from '../../src/config'
 import { ConfigError } from '../../src/config-error'
 import { exactSum, mergeExpositions } from '../../src/observability/metrics-merge'

@@ -2,9 +2,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { testDatabases, type FreshDatabase } from '../support/databases'
+import { type FreshDatabase, testDatabases } from '../support/databases'
 import { MockUpstream } from '../upstream/mock-upstream'
-import { ADMIN_TOKEN, chat, ChildGateway, type LogLine, readRest, writeLifecycleCatalog } from './child-gateway'
+import { ADMIN_TOKEN, ChildGateway, chat, type LogLine, readRest, writeLifecycleCatalog } from './child-gateway'
 
 /**
  * `serve --workers N` (docs/operations.md#workers): N processes on one port behind a primary.

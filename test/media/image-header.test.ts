@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { Jimp } from 'jimp'
 import { crc32 } from 'node:zlib'
+import { Jimp } from 'jimp'
 import { InvalidRequestError } from '../../src/errors/kinds'
 import { checkImageHeader, MAX_GIF_FRAMES, readImageHeader } from '../../src/media/image-header'
 import { testDatabases } from '../support/databases'

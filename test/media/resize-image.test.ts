@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { Jimp } from 'jimp'
 import { deflateSync } from 'node:zlib'
+import { Jimp } from 'jimp'
 import { InvalidRequestError, ServiceUnavailableError } from '../../src/errors/kinds'
 import { DecodeSlots } from '../../src/media/decode-slots'
 import { coverImage, imageDecodes, imageThread } from '../../src/media/resize-image'

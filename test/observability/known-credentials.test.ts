@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { exportPKCS8, generateKeyPair } from 'jose'
 import { scrubCredentials } from '../../src/util/scrub-credentials'
-import { testDatabases, type FreshDatabase } from '../support/databases'
-import { ADMIN_TOKEN, bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
+import { type FreshDatabase, testDatabases } from '../support/databases'
+import { ADMIN_TOKEN, bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
 
 /**
  * Every credential the gateway holds is scrubbed by value from upstream text, whatever its shape

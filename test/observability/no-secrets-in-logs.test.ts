@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, spyOn, test } from 'bun:test'
-import { sql } from 'drizzle-orm'
 import { createHash } from 'node:crypto'
+import { sql } from 'drizzle-orm'
 import { hashApiKey } from '../../src/auth/api-key-secret'
 import { testDatabases } from '../support/databases'
 import { expectError } from '../support/envelopes'

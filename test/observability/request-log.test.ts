@@ -3,9 +3,9 @@ import { sql } from 'drizzle-orm'
 import { hashApiKey } from '../../src/auth/api-key-secret'
 import { loadConfig } from '../../src/config'
 import { ConfigError } from '../../src/config-error'
-import { mockCatalogEnv } from '../support/mock-catalog'
 import { bearer, startGateway, testConfig } from '../support/gateway'
-import { serveGateway, type ServedGateway } from '../support/served-gateway'
+import { mockCatalogEnv } from '../support/mock-catalog'
+import { type ServedGateway, serveGateway } from '../support/served-gateway'
 
 /**
  * The request log explains each request when it ends (docs/operations.md#logs): through the

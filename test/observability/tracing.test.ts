@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, spyOn, test } from 'bun:test'
 import { loadConfig } from '../../src/config'
 import { ConfigError } from '../../src/config-error'
-import { OtlpExporter, SpanKind, type OtlpSpan } from '../../src/observability/otlp-exporter'
-import { testDatabases, type FreshDatabase } from '../support/databases'
-import { bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
+import { OtlpExporter, type OtlpSpan, SpanKind } from '../../src/observability/otlp-exporter'
+import { type FreshDatabase, testDatabases } from '../support/databases'
+import { bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
 import { mockCatalogEnv } from '../support/mock-catalog'
 import { MockUpstream } from '../upstream/mock-upstream'
 

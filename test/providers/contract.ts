@@ -1,5 +1,4 @@
 import { describe, expect, test } from 'bun:test'
-import { translatedParts } from '../support/sse-events'
 import type { Answer, StreamPart } from '../../src/canonical/answer'
 import type { Prompt } from '../../src/canonical/prompt'
 import type { Usage } from '../../src/canonical/usage'
@@ -9,6 +8,7 @@ import type { GatewayError } from '../../src/errors/gateway-error'
 import { UpstreamError } from '../../src/errors/kinds'
 import type { JsonObject, MediaPath, MessagesPassthrough, ProviderAdapter, ProviderConfigProblem, UpstreamTarget } from '../../src/providers/adapter'
 import { createAdapters, type ProviderApi } from '../../src/providers/registry'
+import { translatedParts } from '../support/sse-events'
 import { fakeFetch, type RecordedRequest } from './fake-fetch'
 import { chunkedStream, fieldOf, fixtureJson, fixtureText, jsonResponse, sseBody } from './fixtures'
 

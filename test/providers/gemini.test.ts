@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { translatedParts } from '../support/sse-events'
 import { createAdapters } from '../../src/providers/registry'
+import { translatedParts } from '../support/sse-events'
 import { providerConfig, runProviderContract } from './contract'
 import { fakeFetch } from './fake-fetch'
 import { chunkedStream } from './fixtures'

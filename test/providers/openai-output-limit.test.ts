@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import type { UpstreamTarget } from '../../src/providers/adapter'
 import { openAiAdapter } from '../../src/providers/openai'
-import { PROMPT } from './prompt'
 import { providerConfig } from './contract'
+import { PROMPT } from './prompt'
 
 /**
  * The output limit a hold was sized for goes upstream in the field each chat completions server

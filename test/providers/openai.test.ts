@@ -1,6 +1,6 @@
-import { PROMPT } from './prompt'
 import { providerConfig, runProviderContract } from './contract'
 import { fixtureText, jsonResponse } from './fixtures'
+import { PROMPT } from './prompt'
 
 const BASE = 'https://api.openai.test/v1'
 const CHUNK = (fields: string) => `data: {"id":"c1","object":"chat.completion.chunk",${fields}}\n\n`

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { testDatabases, type FreshDatabase } from '../support/databases'
+import { type FreshDatabase, testDatabases } from '../support/databases'
 import { expectError } from '../support/envelopes'
-import { bearer, startGateway, testConfig, type TestGateway } from '../support/gateway'
+import { bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
 import { IdentityProvider } from '../support/identity-provider'
 
 const ids = (reply: { json: { data: { id: string }[] } }) => reply.json.data.map((model) => model.id)

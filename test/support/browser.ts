@@ -1,4 +1,4 @@
-import { chromium, type Browser, type Page } from 'playwright-core'
+import { type Browser, chromium, type Page } from 'playwright-core'
 
 /**
  * Headless Chromium for the pages a person looks at: Debian's build (installed by .ci/run when

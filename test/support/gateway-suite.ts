@@ -1,8 +1,8 @@
 import { afterAll, beforeAll } from 'bun:test'
 import { MockUpstream } from '../upstream/mock-upstream'
 import type { FreshDatabase, TestDatabase } from './databases'
-import { startGateway, testConfig, type TestGateway } from './gateway'
-import { interruptible, type InterruptibleDatabase } from './interruptible-database'
+import { startGateway, type TestGateway, testConfig } from './gateway'
+import { type InterruptibleDatabase, interruptible } from './interruptible-database'
 import { mockCatalogEnv } from './mock-catalog'
 
 /** What one describe block works with: its own fresh database, a gateway on it, and a mock upstream the catalogue points at. */

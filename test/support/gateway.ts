@@ -1,5 +1,5 @@
 import { createApp, type Gateway } from '../../src/app'
-import { loadConfig, type Config } from '../../src/config'
+import { type Config, loadConfig } from '../../src/config'
 import { createServices, type Services } from '../../src/services'
 import type { FreshDatabase } from './databases'
 

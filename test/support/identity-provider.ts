@@ -1,4 +1,4 @@
-import { exportJWK, generateKeyPair, SignJWT, type JWK, type JWTPayload } from 'jose'
+import { exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT } from 'jose'
 
 type PrivateKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey']
 

@@ -1,4 +1,4 @@
-import { openDatabase, type DatabaseHandle } from '../../src/db/client'
+import { type DatabaseHandle, openDatabase } from '../../src/db/client'
 import type { FreshDatabase } from './databases'
 import { flaky } from './flaky-database'
 import { TcpProxy } from './tcp-proxy'

@@ -1,6 +1,6 @@
 import { MockUpstream } from '../upstream/mock-upstream'
-import { testDatabases, type FreshDatabase } from './databases'
-import { startGateway, testConfig, type TestGateway } from './gateway'
+import { type FreshDatabase, testDatabases } from './databases'
+import { startGateway, type TestGateway, testConfig } from './gateway'
 import { mockCatalogEnv } from './mock-catalog'
 
 /**

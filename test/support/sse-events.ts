@@ -1,7 +1,7 @@
 import type { StreamPart } from '../../src/canonical/answer'
 import { sseSource, upstreamBodyOf } from '../../src/dispatch/stream-sources'
-import type { FramedSseEvent } from '../../src/http/sse'
 import type { StreamTranslator } from '../../src/providers/adapter'
+import type { FramedSseEvent } from '../../src/streaming/sse'
 import { drainSource } from './drain-source'
 
 /** The events of a byte stream as the relay frames them (the same stream source); throws what the source failed with. */

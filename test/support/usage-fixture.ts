@@ -4,7 +4,7 @@ import { microsToCredits } from '../../src/billing/money'
 import { queryRows } from '../../src/db/rows'
 import { MockUpstream } from '../upstream/mock-upstream'
 import type { FreshDatabase, TestDatabase } from './databases'
-import { bearer, startGateway, testConfig, type TestGateway } from './gateway'
+import { bearer, startGateway, type TestGateway, testConfig } from './gateway'
 import { IdentityProvider } from './identity-provider'
 import { mockCatalogEnv } from './mock-catalog'
 

@@ -1,10 +1,10 @@
 import { describe, expect, test } from 'bun:test'
-import { translatedParts } from '../support/sse-events'
-import { convertPromptToMessages } from '../../src/providers/anthropic/convert-request'
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../src/canonical/prompt'
+import { convertPromptToMessages } from '../../src/providers/anthropic/convert-request'
 import { convertMessagesStream } from '../../src/providers/anthropic/convert-stream'
-import { decodeChatRequest, type ChatPromptSource } from '../../src/surfaces/chat-completions/decode'
+import { type ChatPromptSource, decodeChatRequest } from '../../src/surfaces/chat-completions/decode'
 import { ChatStreamEncoder } from '../../src/surfaces/chat-completions/encode-stream'
+import { translatedParts } from '../support/sse-events'
 
 /** Golden cases: a chat completions request as the messages request an Anthropic route receives. */
 const toMessages = (body: ChatPromptSource) => convertPromptToMessages(decodeChatRequest(body))

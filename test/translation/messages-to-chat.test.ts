@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'bun:test'
-import { translatedParts } from '../support/sse-events'
 import { convertPromptToChat } from '../../src/providers/openai/convert-request'
 import { convertChatStream } from '../../src/providers/openai/convert-stream'
 import { decodeMessagesRequest, type MessagesPromptSource } from '../../src/surfaces/messages/decode'
 import { MessageStreamEncoder } from '../../src/surfaces/messages/encode-stream'
+import { translatedParts } from '../support/sse-events'
 
 /** Golden cases: a messages request as the chat request an OpenAI-format route receives. */
 const toChat = (body: MessagesPromptSource) => convertPromptToChat(decodeMessagesRequest(body), 'max_tokens')

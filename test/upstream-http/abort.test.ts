@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { createUpstreamClient, rawBodyOf } from '../../src/upstream-http/client'
 import type { UpstreamNetworkError } from '../../src/upstream-http/errors'
-import { rawServer } from './servers'
 import { rejectionOf } from '../support/rejection'
+import { rawServer } from './servers'
 
 /**
  * Every wait on an upstream ends: an abort at any point (before the socket, connecting, waiting

@@ -1,8 +1,8 @@
-import { afterAll, describe, expect, test } from 'bun:test'
 import { heapStats } from 'bun:jsc'
+import { afterAll, describe, expect, test } from 'bun:test'
 import { sseSource, upstreamBodyOf } from '../../src/dispatch/stream-sources'
 import { StreamIdleTimeoutError } from '../../src/errors/kinds'
-import type { FramedSseEvent } from '../../src/http/sse'
+import type { FramedSseEvent } from '../../src/streaming/sse'
 import { type BodySink, createUpstreamClient, type RawBody, rawBodyOf, readerBody } from '../../src/upstream-http/client'
 import { rawServer } from './servers'
 

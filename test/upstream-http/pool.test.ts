@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { createUpstreamClient, rawBodyOf, type UpstreamClient } from '../../src/upstream-http/client'
-import { rawServer, readPulled } from './servers'
 import { rejectionOf } from '../support/rejection'
+import { rawServer, readPulled } from './servers'
 
 /**
  * Keep-alive: a socket is reused only after its response was read to the end and the server

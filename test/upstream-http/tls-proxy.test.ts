@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createUpstreamClient, rawBodyOf } from '../../src/upstream-http/client'
-import type { UpstreamNetworkError } from '../../src/upstream-http/errors'
 import { endpointOf, proxyEndpoint } from '../../src/upstream-http/connect'
+import type { UpstreamNetworkError } from '../../src/upstream-http/errors'
 import { bypasses, proxyFor } from '../../src/upstream-http/proxy-env'
 import { encodeRequest } from '../../src/upstream-http/request'
-import { connectProxy, readPulled, selfSignedCertificate } from './servers'
 import { rejectionOf } from '../support/rejection'
+import { connectProxy, readPulled, selfSignedCertificate } from './servers'
 
 /**
  * TLS against a real Bun.serve with a certificate made by openssl: refused when untrusted (a

@@ -2,8 +2,8 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { createUpstreamClient, rawBodyOf } from '../../src/upstream-http/client'
 import { UpstreamNetworkError } from '../../src/upstream-http/errors'
 import { MAX_HEAD_BYTES } from '../../src/upstream-http/response-head'
-import { type RawConnection, rawServer, readPulled } from './servers'
 import { rejectionOf } from '../support/rejection'
+import { type RawConnection, rawServer, readPulled } from './servers'
 
 /**
  * The wire's edge cases against a raw TCP server that writes exactly the bytes each test

@@ -1,5 +1,5 @@
 import { splitInTwo } from './openai-chat'
-import { DEFAULT_TEXT, stopAfterChunks, streamEvents, usageOf, type ChatScript } from './scripts'
+import { type ChatScript, DEFAULT_TEXT, stopAfterChunks, streamEvents, usageOf } from './scripts'
 
 /** Anthropic messages (WIRE.md §5): the message object, or the native event sequence. */
 

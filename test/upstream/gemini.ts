@@ -1,5 +1,5 @@
 import { MOCK_VECTOR } from './openai-media'
-import { DEFAULT_TEXT, stopAfterChunks, streamEvents, usageOf, type ChatScript } from './scripts'
+import { type ChatScript, DEFAULT_TEXT, stopAfterChunks, streamEvents, usageOf } from './scripts'
 
 /** The Gemini API's generateContent and streamGenerateContent?alt=sse (WIRE.md §6.1). */
 

@@ -3,8 +3,8 @@ import { batchEmbedContents, generateContent, googleError, streamGenerateContent
 import { chatCompletion } from './openai-chat'
 import { embeddings, images, speech, transcription } from './openai-media'
 import { responses } from './openai-responses'
-import { VideoJobs, openAiVideoContent, openAiVideoCreate, openAiVideoDelete, openAiVideoRetrieve, veoFetch, veoStart } from './videos'
 import type { Script } from './scripts'
+import { openAiVideoContent, openAiVideoCreate, openAiVideoDelete, openAiVideoRetrieve, VideoJobs, veoFetch, veoStart } from './videos'
 
 export type { ChatScript, ErrorScript, HangScript, Script } from './scripts'
 

@@ -1,4 +1,4 @@
-import { DEFAULT_TEXT, stopAfterChunks, streamEvents, usageOf, type ChatScript } from './scripts'
+import { type ChatScript, DEFAULT_TEXT, stopAfterChunks, streamEvents, usageOf } from './scripts'
 
 /** OpenAI chat completions (WIRE.md §2): JSON or the chunk stream ending in [DONE]. */
 

@@ -1,4 +1,4 @@
-import { DEFAULT_TEXT, stopAfterChunks, streamEvents, usageOf, type ChatScript } from './scripts'
+import { type ChatScript, DEFAULT_TEXT, stopAfterChunks, streamEvents, usageOf } from './scripts'
 
 /** OpenAI's Responses API (WIRE.md §3): the response object, or its event sequence with sequence numbers. */
 

@@ -1,4 +1,4 @@
-import { ascii, type AudioReading, type ByteWindow, plausibleSeconds, uint32BigEndian } from './reading'
+import { type AudioReading, ascii, type ByteWindow, plausibleSeconds, uint32BigEndian } from './reading'
 
 /**
  * FLAC: STREAMINFO, the first metadata block, holds the total samples (0 when the encoder did

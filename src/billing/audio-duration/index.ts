@@ -3,10 +3,10 @@ import { ISO_FIRST_BOX_TYPES, readIsoMedia } from './iso-media'
 import { readMatroska } from './matroska'
 import { readMpegAudio, skipId3v2, startsLikeMpegAudio } from './mpeg-audio'
 import { readOgg } from './ogg'
-import { ascii, type AudioReading, ByteWindow, FALLBACK_BYTES_PER_SECOND, MAX_HOLD_SECONDS, plausibleSeconds, uint32BigEndian } from './reading'
+import { type AudioReading, ascii, ByteWindow, FALLBACK_BYTES_PER_SECOND, MAX_HOLD_SECONDS, plausibleSeconds, uint32BigEndian } from './reading'
 import { readWav } from './wav'
 
-export { FALLBACK_BYTES_PER_SECOND, MAX_AUDIO_BYTES, MAX_HOLD_SECONDS, type AudioReading } from './reading'
+export { type AudioReading, FALLBACK_BYTES_PER_SECOND, MAX_AUDIO_BYTES, MAX_HOLD_SECONDS } from './reading'
 
 /**
  * What the file's container says about its duration, by its first bytes (never its name or

@@ -1,4 +1,4 @@
-import { ascii, type AudioReading, type ByteWindow, plausibleSeconds, uint32BigEndian, uint64BigEndian } from './reading'
+import { type AudioReading, ascii, type ByteWindow, plausibleSeconds, uint32BigEndian, uint64BigEndian } from './reading'
 
 /**
  * MP4 / M4A (ISO base media): the movie header (mvhd) and each sound track's media header

@@ -1,4 +1,4 @@
-import { ascii, type AudioReading, type ByteWindow, FALLBACK_BYTES_PER_SECOND, MAX_READ, plausibleSeconds, uint32BigEndian } from './reading'
+import { type AudioReading, ascii, type ByteWindow, FALLBACK_BYTES_PER_SECOND, MAX_READ, plausibleSeconds, uint32BigEndian } from './reading'
 
 /**
  * MPEG audio (mp3, and layers I and II): the duration a Xing/Info or VBRI header claims, else

@@ -1,6 +1,6 @@
 import {
-  ascii,
   type AudioReading,
+  ascii,
   type ByteWindow,
   FALLBACK_BYTES_PER_SECOND,
   MAX_HOLD_SECONDS,

@@ -81,10 +81,6 @@ export function ascii(bytes: Uint8Array, at: number, length: number): string {
   return text
 }
 
-export function uint16BigEndian(bytes: Uint8Array, at: number): number {
-  return ((bytes[at] ?? 0) << 8) | (bytes[at + 1] ?? 0)
-}
-
 export function uint32BigEndian(bytes: Uint8Array, at: number): number {
   return (bytes[at] ?? 0) * 0x1000000 + (((bytes[at + 1] ?? 0) << 16) | ((bytes[at + 2] ?? 0) << 8) | (bytes[at + 3] ?? 0))
 }

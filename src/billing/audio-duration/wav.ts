@@ -1,4 +1,4 @@
-import { ascii, type AudioReading, type ByteWindow, uint16LittleEndian, uint32LittleEndian } from './reading'
+import { type AudioReading, ascii, type ByteWindow, uint16LittleEndian, uint32LittleEndian } from './reading'
 
 /**
  * RIFF WAVE. For PCM the duration is arithmetic: the audio bytes over the bytes a second of

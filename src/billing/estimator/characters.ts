@@ -3,6 +3,7 @@
  * their case, what a character of each script costs, and which Latin letters commonly follow
  * which. Used by text.ts, which prices the pieces a text is cut into.
  */
+
 /** Per character of other scripts, near the worst case for random characters of the script. */
 export const IDEOGRAPH = 2
 export const RARE_IDEOGRAPH = 3.1

@@ -23,28 +23,28 @@
  */
 
 import {
-  OTHER_LETTER,
-  OTHER_WORD_LETTER,
-  OTHER_WORD_LENGTH,
-  SYMBOL,
-  SPACE,
-  NEWLINE,
-  DIGIT,
-  LETTER,
-  LOWER,
-  UPPER,
-  FOLLOWER_MASKS,
   ASCII_KIND,
+  codePointAt,
+  DIGIT,
+  FOLLOWER_MASKS,
+  isAlphabetic,
   isAnyWhitespace,
   isDigit,
+  isDigitAt,
   kindOf,
+  LETTER,
+  LOWER,
   letterCost,
-  isAlphabetic,
+  NEWLINE,
+  OTHER_LETTER,
+  OTHER_WORD_LENGTH,
+  OTHER_WORD_LETTER,
+  SPACE,
+  SYMBOL,
   shapeOf,
   symbolCost,
+  UPPER,
   whitespaceCost,
-  isDigitAt,
-  codePointAt,
 } from './characters'
 
 /** What a word costs before its letters: negative, so that words up to six letters cost about one token. */
@@ -104,6 +104,27 @@ const PREFIX_CHEAP = 0
 const PREFIX_MEDIUM = 0.5
 /** Before a capitalised word those marks merge less often (`.Jobs`, `<Button`, `/Users`). */
 const PREFIX_BEFORE_CAPITAL = 0.6
+
+const CHAR_LF = 10
+const CHAR_CR = 13
+const CHAR_SPACE = 32
+const CHAR_BACKTICK = 96
+
+/** A lookup of the ASCII characters in `chars`: `set[code] === 1`. */
+function asciiSet(chars: string): Uint8Array {
+  const set = new Uint8Array(128)
+  for (const char of chars) set[char.charCodeAt(0)] = 1
+  return set
+}
+
+/** Symbols glued to the front of a word that add nothing to it (`.env`, `_private`, `(word`). */
+const CHEAP_PREFIXES = asciiSet('._(')
+/** Symbols glued to the front of a word that add half a token (`-flag`, `/path`, `[word`, `@user`, `=value`, `%d`, `<tag`). */
+const MEDIUM_PREFIXES = asciiSet('-/[@=%<')
+/** Marks that make up rules and underlines (`====`, `----`, `~~~~`). */
+const RULE_MARKS = asciiSet('=-*#._~/+')
+/** The word endings VOWEL_ENDING_SHARE_FROM counts, as a mask of letters (a = bit 0): a, i, o and u. */
+const VOWEL_ENDINGS = ['a', 'i', 'o', 'u'].reduce((mask, letter) => mask | (1 << (letter.charCodeAt(0) - 97)), 0)
 
 /** Where a word ends, and what the whole-text judgement of its language needs to know about it. */
 interface WordResult {
@@ -187,7 +208,7 @@ function wordCost(text: string, start: number, result: WordResult): number {
   result.end = index
   result.latinLetters = letters
   result.marked = accented > 0 || rarePairs > 0
-  result.vowelEnding = previousLetter === 0 || previousLetter === 8 || previousLetter === 14 || previousLetter === 20
+  result.vowelEnding = previousLetter >= 0 && (VOWEL_ENDINGS & (1 << previousLetter)) !== 0
   result.foreignExtra = 0
   if (letters === 0) return Math.max(1, otherCost)
   if (cyrillicGreekLetters === 0) {
@@ -232,9 +253,9 @@ export function estimateTextTokens(text: string): number {
       while (end < length && isAnyWhitespace(text.charCodeAt(end))) end++
       // The last space before a word or a symbol belongs to it (` word`, ` {`); before a digit it is a token of its own.
       const last = text.charCodeAt(end - 1)
-      if (end < length && last !== 10 && last !== 13) {
+      if (end < length && last !== CHAR_LF && last !== CHAR_CR) {
         const next = kindOf(codePointAt(text, end))
-        if (next === LETTER || (next === SYMBOL && last === 32)) {
+        if (next === LETTER || (next === SYMBOL && last === CHAR_SPACE)) {
           if (end - 1 > index) tokens += whitespaceCost(text, index, end - 1)
           if (next === SYMBOL) {
             punctuationRuns++
@@ -248,7 +269,7 @@ export function estimateTextTokens(text: string): number {
         }
       }
       // Before a digit, or a tab before a symbol, the last one is a token of its own.
-      if (end < length && last !== 10 && last !== 13 && end - 1 > index) tokens += whitespaceCost(text, index, end - 1) + 1
+      if (end < length && last !== CHAR_LF && last !== CHAR_CR && end - 1 > index) tokens += whitespaceCost(text, index, end - 1) + 1
       else tokens += whitespaceCost(text, index, end)
       index = end
       continue
@@ -311,14 +332,13 @@ function isCapitalized(text: string, index: number): boolean {
 /** What a single symbol glued to the front of a word adds to it. */
 function prefixCost(code: number, beforeCapital: boolean): number {
   const floor = beforeCapital ? PREFIX_BEFORE_CAPITAL : 0
-  if (code === 46 || code === 95 || code === 40) return Math.max(PREFIX_CHEAP, floor) // . _ (
-  if (code === 45 || code === 47 || code === 91 || code === 64 || code === 61 || code === 37 || code === 60) return Math.max(PREFIX_MEDIUM, floor) // - / [ @ = % <
+  if (CHEAP_PREFIXES[code] === 1) return Math.max(PREFIX_CHEAP, floor)
+  if (MEDIUM_PREFIXES[code] === 1) return Math.max(PREFIX_MEDIUM, floor)
   return code < 128 ? 1 : symbolCost(code)
 }
 
-/** Marks that make up rules and underlines: `=`, `-`, `*`, `#`, `.`, `_`, `~`, `/`, `+`. */
 function isRuleMark(code: number): boolean {
-  return code === 61 || code === 45 || code === 42 || code === 35 || code === 46 || code === 95 || code === 126 || code === 47 || code === 43
+  return RULE_MARKS[code] === 1
 }
 
 /** Tokens of the run of symbols at index, with the line breaks right after it (`;\n` is one token), and where it ends. */
@@ -333,12 +353,12 @@ function symbolRunCost(text: string, start: number, result: { end: number }): nu
     if (code >= 128) tokens += symbolCost(code)
     else if (previous < 0) tokens += 1
     else if (code !== previous) tokens += PUNCTUATION_FOLLOWING
-    else tokens += isRuleMark(code) ? RULE_MARK_REPEATED : code === 96 ? BACKTICK_REPEATED : PUNCTUATION_REPEATED
+    else tokens += isRuleMark(code) ? RULE_MARK_REPEATED : code === CHAR_BACKTICK ? BACKTICK_REPEATED : PUNCTUATION_REPEATED
     previous = code
     index += code > 0xffff ? 2 : 1
   }
   let breaks = index
-  while (breaks < text.length && (text.charCodeAt(breaks) === 10 || text.charCodeAt(breaks) === 13)) breaks++
+  while (breaks < text.length && (text.charCodeAt(breaks) === CHAR_LF || text.charCodeAt(breaks) === CHAR_CR)) breaks++
   if (breaks > index) tokens += whitespaceCost(text, index, breaks) - 1
   result.end = breaks
   return Math.max(1, tokens)

@@ -1,6 +1,6 @@
+import { accountsPage } from './accounts-page'
 import { session } from './api'
 import { h, show } from './dom'
-import { accountsPage } from './accounts-page'
 import { healthPage } from './health-page'
 import { keysPage } from './keys-page'
 import { ledgerPage } from './ledger-page'

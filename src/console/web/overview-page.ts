@@ -1,4 +1,4 @@
-import { get, query, type Page, type UsageRow } from './api'
+import { get, type Page, query, type UsageRow } from './api'
 import { type Bar, barChart } from './chart'
 import { append, h, show, table } from './dom'
 import { count, credits, creditsOrder, dayStart, monthStart } from './format'

@@ -1,6 +1,6 @@
 import { toOpenAPISchema } from '@elysiajs/openapi'
 import type { AnyElysia } from 'elysia'
-import { ruleFor, type CredentialRule } from '../../auth/endpoint-rules'
+import { type CredentialRule, ruleFor } from '../../auth/endpoint-rules'
 
 /**
  * The OpenAPI document at /swagger/json. Elysia's generator reads each endpoint's schemas

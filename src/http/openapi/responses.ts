@@ -1,4 +1,4 @@
-import { t, type DocumentDecoration, type TSchema } from 'elysia'
+import { type DocumentDecoration, type TSchema, t } from 'elysia'
 import type { ErrorEnvelope } from '../../errors/render'
 
 /** An operation's documented responses, as an endpoint's `detail.responses` carries them. */

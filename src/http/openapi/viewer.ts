@@ -1,9 +1,10 @@
 // The API viewer (Swagger UI) is carried inside the gateway: importing its files as files makes
 // `bun build --compile` embed them, so /swagger renders with no network (docs/operations.md#api-docs).
-import scriptPath from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' }
-import stylePath from 'swagger-ui-dist/swagger-ui.css' with { type: 'file' }
+
 import iconPath from 'swagger-ui-dist/favicon-32x32.png' with { type: 'file' }
 import viewerPackage from 'swagger-ui-dist/package.json' with { type: 'json' }
+import stylePath from 'swagger-ui-dist/swagger-ui.css' with { type: 'file' }
+import scriptPath from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' }
 
 export interface ViewerAsset {
   /** Where the gateway serves it. */

@@ -1,6 +1,6 @@
 import type { FinishReason, StreamPart } from '../../canonical/answer'
 import { UpstreamError } from '../../errors/kinds'
-import type { SseEvent } from '../../http/sse'
+import type { SseEvent } from '../../streaming/sse'
 import type { JsonObject, StreamTranslator } from '../adapter'
 import { decodeWire, parseWireJson } from '../decode'
 import {

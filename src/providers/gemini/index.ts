@@ -1,7 +1,7 @@
 import type { Prompt } from '../../canonical/prompt'
 import type { Fetch, ProviderAdapter, UpstreamTarget } from '../adapter'
 import { decodeWire } from '../decode'
-import { BatchEmbedResponse, type BatchEmbedRequest } from './api'
+import { type BatchEmbedRequest, BatchEmbedResponse } from './api'
 import { convertPromptToGemini } from './convert-request'
 import { convertGeminiAnswer } from './convert-response'
 import { convertGeminiStream } from './convert-stream'

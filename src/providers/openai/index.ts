@@ -44,7 +44,7 @@ export function openAiAdapter(fetch: Fetch): ProviderAdapter {
   return {
     chat: { send: (target, body, outputLimit) => postChatCompletion(target, withChatOutputLimit(body, outputLimit, target.provider)), usage: convertChatUsage },
     // Every provider of this API is tried natively unless `responsesApi: false`; one that answers
-    // 404 or 405 is reached by translation from then on (the dispatcher remembers which).
+    // 404 or 405 is reached by translation from then on (surfaces/responses/api-memory.ts remembers which).
     responses: {
       send: (target, body) =>
         postToOpenAi(target, '/responses', JSON.stringify({ ...withoutPremiumResponsesOptions(body), model: target.model }), body.stream === true),

@@ -8,7 +8,7 @@ import { convertMessagesUsage } from '../anthropic/convert-usage'
 import { mapAnthropicError } from '../anthropic/map-error'
 import { betaHeader, withoutPremiumOptions } from '../anthropic/price-options'
 import { vertexAccessToken } from './access-token'
-import { VERTEX_ANTHROPIC_VERSION, type RawPredictRequest } from './api'
+import { type RawPredictRequest, VERTEX_ANTHROPIC_VERSION } from './api'
 import { generateVeoVideo } from './videos'
 
 /**

@@ -6,7 +6,7 @@ import type { Fetch, UpstreamTarget } from '../adapter'
 import { decodeWire, readWireJson } from '../decode'
 import { mapGeminiError } from '../gemini/map-error'
 import { vertexAccessToken } from './access-token'
-import { Operation, StartedOperation, type FetchPredictOperationRequest, type PredictLongRunningRequest, type VeoImage } from './api'
+import { type FetchPredictOperationRequest, Operation, type PredictLongRunningRequest, StartedOperation, type VeoImage } from './api'
 
 /**
  * An image as Veo takes it. A gs:// object is read by Vertex with the operator's credentials, so

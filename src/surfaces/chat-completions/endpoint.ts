@@ -1,9 +1,9 @@
+import { t } from 'elysia'
+import { answerResponse, eventStream } from '../../http/openapi/responses'
 import { JsonInteger } from '../../http/schemas'
 import { surfaceEndpoint } from '../endpoint'
 import { ChatCompletionSchema } from './schema'
 import { chatCompletions } from './surface'
-import { t } from 'elysia'
-import { answerResponse, eventStream } from '../../http/openapi/responses'
 
 /** The answer: OpenAI's chat completion; a native provider's own fields pass through. */
 const ChatCompletionAnswerSchema = t.Object(

@@ -1,4 +1,4 @@
-import { t, type Static } from 'elysia'
+import { type Static, t } from 'elysia'
 import { JsonInteger } from '../../http/schemas'
 
 /** The most choices (`n`) one request may ask for: OpenAI's own limit. */

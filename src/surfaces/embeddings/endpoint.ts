@@ -1,8 +1,8 @@
+import { t } from 'elysia'
 import { JsonInteger } from '../../http/schemas'
 import { surfaceEndpoint } from '../endpoint'
 import { EmbeddingsSchema } from './schema'
 import { embeddingsSurface } from './surface'
-import { t } from 'elysia'
 
 /** The answer: OpenAI's embedding list; `embedding` is base64 text with `encoding_format: "base64"`. */
 const EmbeddingsAnswerSchema = t.Object(

@@ -1,8 +1,8 @@
+import { t } from 'elysia'
 import { JsonInteger } from '../../http/schemas'
 import { surfaceEndpoint } from '../endpoint'
 import { ImagesSchema } from './schema'
 import { imagesSurface } from './surface'
-import { t } from 'elysia'
 
 /** The answer: OpenAI's image list, each image as `b64_json` or `url`. */
 const ImagesAnswerSchema = t.Object(

@@ -1,8 +1,8 @@
 import { chargePerUnit } from '../../billing/pricing'
-import { deliverPriced, mediaRoute, resolveTypedModel, type MediaRoute } from '../../dispatch/priced'
-import { readJsonObject, usageWithCost } from '../../http/upstream-json'
 import { planRoutes } from '../../dispatch/dispatcher'
+import { deliverPriced, type MediaRoute, mediaRoute, resolveTypedModel } from '../../dispatch/priced'
 import type { Surface } from '../../dispatch/surface'
+import { readJsonObject, usageWithCost } from '../../streaming/upstream-json'
 import type { ImagesBody } from './schema'
 
 /**

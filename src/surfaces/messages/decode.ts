@@ -3,12 +3,6 @@ import { objectsIn, requireString } from '../../http/json-fields'
 import { isRecord } from '../../util/is-record'
 import type { MessagesBody } from './schema'
 
-/**
- * A messages-format request (https://docs.claude.com/en/api/messages) as the canonical prompt,
- * for routes that do not speak it natively. Client tools, tool_use / tool_result turns, images
- * and thinking are kept; provider-hosted tools (web search, code execution, ...) and their
- * blocks run only on native routes and are left out here (docs/api.md#messages).
- */
 type Block = Record<string, unknown>
 
 /** What the decoder reads: the checked sampling fields, and messages, system and tools read field by field. */
@@ -21,6 +15,12 @@ export type MessagesPromptSource = Partial<Pick<MessagesBody, 'model' | 'max_tok
   stop_sequences?: unknown
 }
 
+/**
+ * A messages-format request (https://docs.claude.com/en/api/messages) as the canonical prompt,
+ * for routes that do not speak it natively. Client tools, tool_use / tool_result turns, images
+ * and thinking are kept; provider-hosted tools (web search, code execution, ...) and their
+ * blocks run only on native routes and are left out here (docs/api.md#messages).
+ */
 export function decodeMessagesRequest(body: MessagesPromptSource): Prompt {
   return {
     system: systemText(body.system),

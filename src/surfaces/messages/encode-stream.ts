@@ -1,9 +1,9 @@
+import type { StreamPart } from '../../canonical/answer'
+import type { Usage } from '../../canonical/usage'
 import type { StreamEncoder } from '../../dispatch/surface'
 import type { GatewayError } from '../../errors/gateway-error'
 import { errorBody } from '../../errors/render'
-import type { SseEvent } from '../../http/sse'
-import type { StreamPart } from '../../canonical/answer'
-import type { Usage } from '../../canonical/usage'
+import type { SseEvent } from '../../streaming/sse'
 import { messageId, messagesUsageOf, stopReasonOf } from './encode'
 
 type BlockKind = 'text' | 'thinking' | 'tool_use'

@@ -1,13 +1,13 @@
 import { Elysia, t } from 'elysia'
 import { callerId } from '../../auth/authenticate'
 import type { GatewayContext } from '../../http/gateway-context'
+import { answerResponse, errorResponses, eventStream } from '../../http/openapi/responses'
 import { refuseInvalidBody } from '../../http/schema-check'
-import type { Services } from '../../services'
 import { JsonInteger } from '../../http/schemas'
+import type { Services } from '../../services'
 import { surfaceEndpoint } from '../endpoint'
 import { CountTokensSchema, MessagesSchema } from './schema'
 import { estimateMessagesInputTokens, messages, resolveMessagesModel } from './surface'
-import { answerResponse, errorResponses, eventStream } from '../../http/openapi/responses'
 
 /** The answer: Anthropic's message; a native provider's own fields pass through. */
 const MessageAnswerSchema = t.Object(

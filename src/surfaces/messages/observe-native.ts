@@ -3,7 +3,7 @@ import type { Usage } from '../../canonical/usage'
 import { estimatedUsage } from '../../dispatch/stream-relay'
 import type { StreamedSoFar, StreamObserver, StreamStep } from '../../dispatch/surface'
 import { errorBody } from '../../errors/render'
-import { type FramedSseEvent, writeSse } from '../../http/sse'
+import { type FramedSseEvent, writeSse } from '../../streaming/sse'
 import { isRecord } from '../../util/is-record'
 import { parseJsonObject } from '../../util/parse-json-object'
 

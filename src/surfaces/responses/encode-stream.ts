@@ -1,9 +1,9 @@
+import type { StreamPart } from '../../canonical/answer'
+import type { Usage } from '../../canonical/usage'
 import type { StreamEncoder } from '../../dispatch/surface'
 import type { GatewayError } from '../../errors/gateway-error'
 import { responsesFailure } from '../../errors/render'
-import type { SseEvent } from '../../http/sse'
-import type { StreamPart } from '../../canonical/answer'
-import type { Usage } from '../../canonical/usage'
+import type { SseEvent } from '../../streaming/sse'
 import { outputItem, responseIds, responseObject, responsesUsageOf } from './encode'
 
 interface OpenItem {

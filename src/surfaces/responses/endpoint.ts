@@ -1,9 +1,9 @@
+import { t } from 'elysia'
+import { answerResponse, eventStream } from '../../http/openapi/responses'
 import { JsonInteger } from '../../http/schemas'
 import { surfaceEndpoint } from '../endpoint'
 import { ResponsesSchema } from './schema'
 import { responses } from './surface'
-import { t } from 'elysia'
-import { answerResponse, eventStream } from '../../http/openapi/responses'
 
 /** The answer: OpenAI's response object; a native provider's own fields pass through. */
 const ResponseAnswerSchema = t.Object(

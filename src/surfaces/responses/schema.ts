@@ -1,4 +1,4 @@
-import { t, type Static } from 'elysia'
+import { type Static, t } from 'elysia'
 import { JsonInteger } from '../../http/schemas'
 
 /** The fields the gateway checks; everything else passes through to native routes. */

@@ -1,7 +1,7 @@
-import { surfaceEndpoint } from '../endpoint'
-import { speechSurface } from './surface'
 import { answerResponse, BINARY } from '../../http/openapi/responses'
+import { surfaceEndpoint } from '../endpoint'
 import { SPEECH_TYPES, SpeechSchema } from './schema'
+import { speechSurface } from './surface'
 
 export const speechEndpoint = surfaceEndpoint({
   path: '/v1/audio/speech',

@@ -1,6 +1,6 @@
 import { chargePerMillion } from '../../billing/pricing'
-import { deliverPriced, mediaRoute, resolveTypedModel, type MediaRoute } from '../../dispatch/priced'
 import { planRoutes } from '../../dispatch/dispatcher'
+import { deliverPriced, type MediaRoute, mediaRoute, resolveTypedModel } from '../../dispatch/priced'
 import type { Surface } from '../../dispatch/surface'
 import { SPEECH_TYPES, type SpeechBody } from './schema'
 

@@ -1,8 +1,8 @@
+import { t } from 'elysia'
+import { answerResponse } from '../../http/openapi/responses'
 import { surfaceEndpoint } from '../endpoint'
 import { TranscriptionSchema } from './schema'
 import { transcriptionSurface } from './surface'
-import { t } from 'elysia'
-import { answerResponse } from '../../http/openapi/responses'
 
 /** The JSON answer: the provider's transcript with `usage.cost` added. */
 const TranscriptionAnswerSchema = t.Object(

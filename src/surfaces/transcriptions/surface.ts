@@ -3,11 +3,11 @@ import { estimateTextTokens } from '../../billing/estimator'
 import { chargePerMillion, chargePerMinute } from '../../billing/pricing'
 import { trustedCount, trustedSeconds } from '../../billing/usage-guard'
 import type { ModelEntry } from '../../catalog/catalog-schema'
-import { deliverPriced, mediaRoute, resolveTypedModel, type MediaRoute, type PricedAnswer } from '../../dispatch/priced'
-import { jsonObject, readJsonObject, usageWithCost } from '../../http/upstream-json'
 import { planRoutes } from '../../dispatch/dispatcher'
+import { deliverPriced, type MediaRoute, mediaRoute, type PricedAnswer, resolveTypedModel } from '../../dispatch/priced'
 import type { Surface } from '../../dispatch/surface'
 import { RequestTooLargeError } from '../../errors/kinds'
+import { jsonObject, readJsonObject, usageWithCost } from '../../streaming/upstream-json'
 import type { TranscriptionBody } from './schema'
 
 /** Holds assume this much transcript per minute of audio: fast speech, in tokens. */

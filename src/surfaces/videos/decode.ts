@@ -1,7 +1,7 @@
+import type { ImageInput, VideoRequest } from '../../canonical/video'
 import type { ModelEntry } from '../../catalog/catalog-schema'
 import { InvalidRequestError } from '../../errors/kinds'
 import { checkImageHeader } from '../../media/image-header'
-import type { ImageInput, VideoRequest } from '../../canonical/video'
 import type { VideoBody } from './schema'
 
 /** The default clip length, when the model allows it. */

@@ -1,8 +1,8 @@
+import { t } from 'elysia'
 import { JsonInteger } from '../../http/schemas'
 import { surfaceEndpoint } from '../endpoint'
 import { VideoSchema } from './schema'
 import { videos } from './surface'
-import { t } from 'elysia'
 
 /** The answer, once the job is done: the video as `b64_json` or `url`. */
 const VideoAnswerSchema = t.Object(

@@ -1,7 +1,7 @@
 import { expect, test } from 'bun:test'
-import { StreamIdleTimeoutError, UpstreamError } from '../../src/errors/kinds'
 import { upstreamBodyOf } from '../../src/dispatch/stream-sources'
-import { MAX_WHOLE_ANSWER_BYTES, readWithinSilence as readBody } from '../../src/http/idle-timeout'
+import { StreamIdleTimeoutError, UpstreamError } from '../../src/errors/kinds'
+import { MAX_WHOLE_ANSWER_BYTES, readWithinSilence as readBody } from '../../src/streaming/idle-timeout'
 
 /** The answer's body as the dispatcher hands it over: pulled from a fetch-made Response's stream. */
 const readWithinSilence = (stream: ReadableStream<Uint8Array>, idleMs: number, onIdle: () => void) =>

@@ -31,7 +31,7 @@ const utf8 = new TextDecoder()
 
 /**
  * As readJsonObject, from a body the caller reads itself (under the silence deadline,
- * http/idle-timeout.ts): a read that fails, or bytes that are not a JSON object, are an
+ * streaming/idle-timeout.ts): a read that fails, or bytes that are not a JSON object, are an
  * UpstreamError; a GatewayError (the silence deadline's) stays itself.
  */
 export async function readJsonObjectBytes(read: Promise<Uint8Array>): Promise<JsonObject> {

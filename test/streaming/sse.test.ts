@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { writeSse, type SseEvent } from '../../src/http/sse'
+import { type SseEvent, writeSse } from '../../src/streaming/sse'
 import { sseEventsOf } from '../support/sse-events'
 
 function streamOf(...chunks: string[]): ReadableStream<Uint8Array> {
