@@ -19,11 +19,17 @@ interface SourceFile {
   comments: { text: string; offset: number }[]
 }
 
-const SOURCES: SourceFile[] = [...new Bun.Glob('src/**/*.{ts,tsx,mts,cts}').scanSync({ cwd: ROOT })]
-  .map((path) => path.replaceAll('\\', '/'))
-  .sort()
-  .map((path) => ({ path, text: readFileSync(join(ROOT, path), 'utf8') }))
-  .map(({ path, text }) => ({ path, text, ...scan(text) }))
+function sourcesUnder(folder: string): SourceFile[] {
+  return [...new Bun.Glob(`${folder}/**/*.{ts,tsx,mts,cts}`).scanSync({ cwd: ROOT })]
+    .map((path) => path.replaceAll('\\', '/'))
+    .sort()
+    .map((path) => ({ path, text: readFileSync(join(ROOT, path), 'utf8') }))
+    .map(({ path, text }) => ({ path, text, ...scan(text) }))
+}
+
+const SOURCES = sourcesUnder('src')
+/** The tests and their support: their comments cite documents as src/'s do. */
+const TEST_SOURCES = sourcesUnder('test')
 
 function lineOf(text: string, offset: number): number {
   let line = 1
@@ -163,7 +169,7 @@ function githubSlug(heading: string): string {
     .replace(/ /g, '-')
 }
 
-/** `docs/billing.md#holds`, `CONTRACT.md`, `../docs/x.mdx`: anything naming a markdown file. */
+/** A docs/ path with or without an anchor, a bare file name, a relative path: anything naming a markdown file. */
 const CITATION = /[\w./:@~-]*\.mdx?\b(?:#[\w-]+)?/g
 
 function citationProblem(citation: string): string | undefined {
@@ -221,8 +227,8 @@ describe('architecture of src/', () => {
     expect(report('Non-null assertions and `any` in src/', offenders)).toBe('')
   })
 
-  test('every markdown document cited in a comment in src/ is docs/<file>.md in this repo, with the cited heading', () => {
-    const offenders = SOURCES.flatMap((file) =>
+  test('every markdown document cited in a comment in src/ or test/ is docs/<file>.md in this repo, with the cited heading', () => {
+    const offenders = [...SOURCES, ...TEST_SOURCES].flatMap((file) =>
       file.comments.flatMap((comment) =>
         [...comment.text.matchAll(CITATION)].flatMap((match) => {
           const problem = citationProblem(match[0].replace(/^\.\//, ''))
@@ -230,7 +236,7 @@ describe('architecture of src/', () => {
         }),
       ),
     )
-    expect(report('Document citations in src/ that lead nowhere', offenders)).toBe('')
+    expect(report('Document citations in src/ and test/ that lead nowhere', offenders)).toBe('')
   })
 
   test('every source path the docs and the README name exists', () => {

@@ -8,7 +8,7 @@ import { IdentityProvider } from '../support/identity-provider'
 import { mockCatalogEnv } from '../support/mock-catalog'
 import { MockUpstream } from '../upstream/mock-upstream'
 
-/** Every error of API.md §5.3, with user tokens signed for real and checked against a live JWKS. */
+/** Every error of docs/api.md#credentials, with user tokens signed for real and checked against a live JWKS. */
 describe('authentication errors (API.md §5.3)', () => {
   let database: FreshDatabase
   let harness: TestGateway

@@ -7,7 +7,7 @@ import { bearer, startGateway, type TestGateway, testConfig } from '../support/g
 import { IdentityProvider } from '../support/identity-provider'
 
 /**
- * API.md §5.2 as a matrix: every route × Bearer API key / Bearer user token / x-api-key / none.
+ * docs/api.md#authentication-per-route as a matrix: every route × Bearer API key / Bearer user token / x-api-key / none.
  * "served" means the credential got through: whatever the endpoint answers next, it is not an
  * authentication or permission error.
  */

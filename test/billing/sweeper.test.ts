@@ -11,7 +11,7 @@ import { expectBooksBalance } from '../support/ledger-checks'
 const HOLD_MICROS = 1000
 
 /**
- * The sweep gives back holds nobody will close (CONTRACT.md §5.6): any number of them, in
+ * The sweep gives back holds nobody will close (docs/billing.md#the-sweep): any number of them, in
  * bounded pages, and it keeps going after a failure. Only holds a live call needs are renewed.
  */
 for (const kind of testDatabases) {

@@ -5,7 +5,7 @@ import { gatewaySuite } from '../support/gateway-suite'
 import { expectBooksBalance } from '../support/ledger-checks'
 
 /**
- * Usage an upstream reports is untrusted input (CONTRACT.md §7): a count that is negative,
+ * Usage an upstream reports is untrusted input (docs/billing.md#untrusted-usage): a count that is negative,
  * fractional, not a number, or beyond the whole numbers a double holds exactly is never priced.
  * The call is charged its full hold, the ledger marks the usage invalid, a warning is logged,
  * and no money moves the wrong way. (Whole numbers, however implausible, are priced:

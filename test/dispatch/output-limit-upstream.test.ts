@@ -4,8 +4,8 @@ import { bearer } from '../support/gateway'
 import { gatewaySuite } from '../support/gateway-suite'
 
 /**
- * An omitted output limit is the model's maximum "upstream and in the hold alike" (CONTRACT.md
- * §7): every OpenAI-format route is sent the number its hold was sized for, in the field its API
+ * An omitted output limit is the model's maximum, upstream and in the hold alike
+ * (docs/billing.md#holds): every OpenAI-format route is sent the number its hold was sized for, in the field its API
  * reads, so no upstream falls back on a default of its own. The mock's servers are compatible
  * servers: chat bodies carry `max_tokens` (openai-output-limit.test.ts covers OpenAI's own host).
  */

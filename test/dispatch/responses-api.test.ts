@@ -7,7 +7,7 @@ import { mockCatalogEnv } from '../support/mock-catalog'
 import { MockUpstream } from '../upstream/mock-upstream'
 
 /**
- * How /v1/responses reaches an `openai` provider (CONTRACT.md §2): natively unless
+ * How /v1/responses reaches an `openai` provider (docs/configuration.md#responses-api-on-openai-providers): natively unless
  * `responsesApi: false`; left unset, a 404 or 405 at `/responses` switches the call to chat
  * completions on the same route, under the same hold, and the provider is remembered as
  * chat-only; `responsesApi: true` makes that 404 the client's error.

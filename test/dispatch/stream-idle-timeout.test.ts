@@ -24,7 +24,7 @@ async function expectAborted(request: ReceivedRequest | undefined): Promise<void
 }
 
 /**
- * CONTRACT.md §2 `streamIdleTimeoutMs`: an upstream stream that goes silent is ended with the
+ * `streamIdleTimeoutMs` (docs/configuration.md#provider-timeouts): an upstream stream that goes silent is ended with the
  * surface's own error event (upstream_timeout), its connection is closed, and the call is
  * settled for what was streamed, like an abandoned stream, not released like a broken one.
  */

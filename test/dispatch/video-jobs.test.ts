@@ -38,7 +38,7 @@ async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 3
 }
 
 /**
- * Long-running video jobs (CONTRACT.md §2 `jobTimeoutMs`, §5): a job past its deadline is a 504
+ * Long-running video jobs (`jobTimeoutMs`, docs/configuration.md#video-models; docs/billing.md#what-each-endpoint-is-billed-on): a job past its deadline is a 504
  * and not billed, and cancelled upstream where the API allows; a client that leaves has its
  * job cancelled where the API allows (released), else followed to its end and billed.
  */
@@ -221,7 +221,7 @@ for (const kind of testDatabases) {
         // Without 8 among its lengths, the default is the model's longest.
         [{ model: 'google/veo-long' }, 10],
         [{ model: 'test/sora', duration_seconds: 20 }, 12],
-        // CONTRACT.md §7: above 12 is 12, however far above.
+        // docs/api.md#videos: above 12 is 12, however far above.
         [{ model: 'test/sora', duration_seconds: 1e20 }, 12],
       ]
       for (const [body, seconds] of accepted) {

@@ -82,7 +82,7 @@ describe('serve --workers N', () => {
       expect(target.lines.filter((line) => line.message === 'listening')).toHaveLength(1)
       expect(target.lines.filter((line) => line.message === 'tollgate started')).toHaveLength(1)
 
-      // Each worker's credit lease is given back within 2 s of the wallet's last call (CONTRACT.md §5, item 8).
+      // Each worker's credit lease is given back within 2 s of the wallet's last call (docs/billing.md#credit-lease).
       let wallet = (await target.admin('GET', `/accounts/${accountId}`)).wallet
       await waitUntil(async () => {
         wallet = (await target.admin('GET', `/accounts/${accountId}`)).wallet

@@ -8,7 +8,7 @@ import { ADMIN_TOKEN, bearer } from '../support/gateway'
 import { gatewaySuite } from '../support/gateway-suite'
 
 /**
- * CONTRACT.md §6 and §8: no error a client reads and no log line carries a credential, a hash
+ * docs/api.md#errors and docs/operations.md#logs: no error a client reads and no log line carries a credential, a hash
  * or an SQL parameter, and log lines stay short.
  *
  * The issue asked for a grep over every log line of a whole test run. A preload that captured

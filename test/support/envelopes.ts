@@ -1,7 +1,7 @@
 import { expect } from 'bun:test'
 import type { Reply } from './gateway'
 
-/** Asserts an error reply: status, code, and the envelope of the surface (CONTRACT.md §6). */
+/** Asserts an error reply: status, code, and the envelope of the surface (docs/api.md#envelopes). */
 export function expectError(reply: Reply, status: number, code: string, surface: 'openai' | 'messages' = 'openai'): void {
   expect({ status: reply.status, code: reply.json?.error?.code }).toEqual({ status, code })
   if (surface === 'messages') {

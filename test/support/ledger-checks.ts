@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm'
 import type { Database } from '../../src/db/client'
 
 /**
- * The money invariants of CONTRACT.md §5, checked on the database itself: no wallet below
+ * The money invariants of docs/billing.md, checked on the database itself: no wallet below
  * zero, each balance equal to its top-ups minus its charges, each wallet's `held` equal to
  * its open holds, no open hold past its expiry, every closed hold closed exactly once, and
  * (unless `openHolds` is allowed, for checks taken while calls run) no hold left open once
@@ -29,7 +29,7 @@ export async function expectBooksBalance(db: Database, options: { openHolds?: bo
   ).toEqual([])
   expect(await rows(sql`select id from holds where expires_at < now()`)).toEqual([])
   if (!options.openHolds) {
-    // Credit leases are given back within 2 s of a wallet's last call (CONTRACT.md §5, item 8).
+    // Credit leases are given back within 2 s of a wallet's last call (docs/billing.md#credit-lease).
     for (let waited = 0; waited < 3_000 && (await rows(sql`select id from holds limit 1`)).length > 0; waited += 50) await Bun.sleep(50)
     expect(await rows(sql`select id from holds`)).toEqual([])
     expect(await rows(sql`select id from wallets where held <> 0`)).toEqual([])

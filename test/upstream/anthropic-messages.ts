@@ -1,7 +1,7 @@
 import { splitInTwo } from './openai-chat'
 import { type ChatScript, DEFAULT_TEXT, stopAfterChunks, streamEvents, usageOf } from './scripts'
 
-/** Anthropic messages (WIRE.md §5): the message object, or the native event sequence. */
+/** Anthropic messages (docs/upstreams.md#anthropic-messages): the message object, or the native event sequence. */
 
 function anthropicUsage(body: any, script: ChatScript, text: string) {
   const usage = usageOf(body, script, text)

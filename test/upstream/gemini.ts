@@ -1,7 +1,7 @@
 import { MOCK_VECTOR } from './openai-media'
 import { type ChatScript, DEFAULT_TEXT, stopAfterChunks, streamEvents, usageOf } from './scripts'
 
-/** The Gemini API's generateContent and streamGenerateContent?alt=sse (WIRE.md §6.1). */
+/** The Gemini API's generateContent and streamGenerateContent?alt=sse (docs/upstreams.md#gemini). */
 
 function usageMetadata(body: any, script: ChatScript, text: string) {
   const usage = usageOf({ messages: body?.contents }, script, text)

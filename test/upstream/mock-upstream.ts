@@ -19,7 +19,7 @@ const OPENAI_VIDEO = /^\/v1\/videos\/([^/]+)(\/content)?$/
 const VERTEX_CLAUDE = /^\/v1\/projects\/[^/]+\/locations\/[^/]+\/publishers\/anthropic\/models\/([^/:]+):(rawPredict|streamRawPredict)$/
 
 /**
- * A loopback upstream speaking each provider's wire format (WIRE.md): OpenAI chat completions
+ * A loopback upstream speaking each provider's wire format (docs/upstreams.md): OpenAI chat completions
  * at `/v1/chat/completions`, Anthropic messages at `/v1/messages`, Claude on Vertex AI at
  * `…/publishers/anthropic/models/{model}:rawPredict|streamRawPredict`, the Gemini API at
  * `/v1beta/models/{model}:generateContent|streamGenerateContent`, and a Google OAuth token

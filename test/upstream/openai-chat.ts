@@ -1,6 +1,6 @@
 import { type ChatScript, DEFAULT_TEXT, stopAfterChunks, streamEvents, usageOf } from './scripts'
 
-/** OpenAI chat completions (WIRE.md §2): JSON or the chunk stream ending in [DONE]. */
+/** OpenAI chat completions (docs/upstreams.md#openai-chat-completions): JSON or the chunk stream ending in [DONE]. */
 
 const CREATED = 1_741_569_952
 

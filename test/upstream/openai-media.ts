@@ -1,7 +1,7 @@
 import type { ChatScript } from './scripts'
 
 /**
- * OpenAI's embeddings, images and audio endpoints (WIRE.md §4): embeddings as floats or as
+ * OpenAI's embeddings, images and audio endpoints (docs/upstreams.md#openai-images-and-audio): embeddings as floats or as
  * base64 little-endian float32 (what the SDK asks for by default), images as b64_json or url,
  * speech as bytes, transcriptions in each response format.
  */

@@ -1,6 +1,6 @@
 import { type ChatScript, DEFAULT_TEXT, stopAfterChunks, streamEvents, usageOf } from './scripts'
 
-/** OpenAI's Responses API (WIRE.md §3): the response object, or its event sequence with sequence numbers. */
+/** OpenAI's Responses API (docs/upstreams.md#openai-responses-api): the response object, or its event sequence with sequence numbers. */
 
 function usage(body: any, script: ChatScript, text: string) {
   const counts = usageOf({ messages: body?.input }, script, text)

@@ -2,8 +2,8 @@ import type { VideoScript } from './scripts'
 
 /**
  * Video jobs in two wire formats: OpenAI's videos API (POST /v1/videos multipart, GET
- * /v1/videos/{id}, GET /v1/videos/{id}/content, DELETE /v1/videos/{id}; WIRE.md §4.5) and Veo
- * on Vertex AI (:predictLongRunning, :fetchPredictOperation; WIRE.md §6.2, which has no
+ * /v1/videos/{id}, GET /v1/videos/{id}/content, DELETE /v1/videos/{id}; docs/upstreams.md#openai-videos) and Veo
+ * on Vertex AI (:predictLongRunning, :fetchPredictOperation; docs/upstreams.md#veo, which has no
  * cancel), each polled until done. Cancelled jobs are remembered for tests to check.
  */
 export const MP4_BYTES = new Uint8Array([0, 0, 0, 24, 102, 116, 121, 112, 109, 112, 52, 50])

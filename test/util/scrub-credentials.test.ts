@@ -32,7 +32,7 @@ describe('scrubCredentials', () => {
 
   test('leaves real provider error messages as they are', () => {
     const messages = [
-      // OpenAI (WIRE.md §2.3 and observed)
+      // OpenAI (docs/upstreams.md#openai-errors and observed)
       'The model `gpt-9` does not exist or you do not have access to it.',
       "This model's maximum context length is 128000 tokens. However, your messages resulted in 130532 tokens. Please reduce the length of the messages.",
       "Invalid 'messages[1].content': string too long. Expected a string with maximum length 10485760, but got a string with length 10485761 instead.",
@@ -41,14 +41,14 @@ describe('scrubCredentials', () => {
       "Previous response with id 'resp_67ccd2bf17f0819081ff3bb2cf6508e60bb6a6b452d3795b' not found.",
       "Invalid schema for function 'get_weather': In context=('properties', 'location'), 'additionalProperties' is required to be supplied and to be false.",
       'You must provide a model parameter.',
-      // Anthropic (WIRE.md §5.4 and observed)
+      // Anthropic (docs/upstreams.md#anthropic-errors and observed)
       'model: claude-foo',
       'prompt is too long: 208310 tokens > 200000 maximum',
       'messages.1.content.0.tool_result: unexpected `tool_use_id` found in `tool_result` blocks: toolu_01T1x1fJ34qAmk2tNTrN7Up6. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.',
       'max_tokens: 64001 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-4-5-20250929',
       'Overloaded',
       'The request must include a Bearer token',
-      // Google (WIRE.md §6.1 and observed)
+      // Google (docs/upstreams.md#gemini and observed)
       'models/custom-gemini-2.0-flash is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.',
       'Invalid JSON payload received. Unknown name "maxTokens" at \'generation_config\': Cannot find field.',
       'projects/my-project-123456/locations/us-central1/publishers/google/models/gemini-2.0-flash-001 is not servable in region europe-west4',
