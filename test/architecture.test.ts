@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 
 /**
@@ -249,7 +249,23 @@ describe('architecture of src/', () => {
     )
     expect(report('Paths named in the docs that are not in the repo', offenders)).toBe('')
   })
+
+  test('test/ mirrors src/: each folder of test/ is a folder of src/, or one of the shared harness folders', () => {
+    const folders = (root: string) =>
+      readdirSync(join(ROOT, root), { withFileTypes: true })
+        .filter((entry) => entry.isDirectory())
+        .map((entry) => entry.name)
+    const sourceFolders = new Set(folders('src'))
+    const offenders = folders('test').filter((folder) => !sourceFolders.has(folder) && !TEST_HARNESS_FOLDERS.has(folder))
+    expect(report('Folders of test/ that name no folder of src/ (move their tests where their subject lives)', offenders)).toBe('')
+  })
 })
+
+/**
+ * The folders of test/ that test no one folder of src/: helpers, recorded fixtures, the mock
+ * upstream, the official SDKs and coding agents driven end to end, the fuzzer.
+ */
+const TEST_HARNESS_FOLDERS = new Set(['support', 'fixtures', 'upstream', 'clients', 'fuzz'])
 
 // ---------------------------------------------------------------------------------------------
 // A small TypeScript scanner: enough to tell comments, strings and code apart.
