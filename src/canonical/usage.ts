@@ -22,6 +22,11 @@ export function usageOf(counts: Partial<Usage>): Usage {
   return { ...NO_USAGE, ...counts }
 }
 
+/** The gateway's own count when the provider reported nothing: the input estimate and the output it counted. */
+export function estimatedUsage(inputTokens: number, outputTokens: number): Usage {
+  return usageOf({ inputTokens, outputTokens })
+}
+
 /** Where the figures came from: the provider's report, or the gateway's own count of what it relayed. */
 export type UsageSource = 'provider' | 'estimate'
 

@@ -1,6 +1,6 @@
 import { estimateTextTokens } from '../billing/estimator'
 import type { StreamPart } from '../canonical/answer'
-import { type Usage, usageOf } from '../canonical/usage'
+import { estimatedUsage } from '../canonical/usage'
 import type { GatewayError } from '../errors/gateway-error'
 import { StreamIdleTimeoutError, UpstreamError } from '../errors/kinds'
 import { CLIENT_CLOSED_STATUS } from '../observability/request-record'
@@ -221,11 +221,6 @@ async function closeUnfinished(call: BilledCall, servedBy: ServedBy, cause: unkn
   }
   await call.release()
   return new UpstreamError('The upstream stream failed before it completed.', { cause })
-}
-
-/** The gateway's own count when the provider reported nothing: the input estimate and the output streamed. */
-export function estimatedUsage(inputTokens: number, outputTokens: number): Usage {
-  return usageOf({ inputTokens, outputTokens })
 }
 
 /**

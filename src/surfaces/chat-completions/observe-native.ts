@@ -1,6 +1,5 @@
 import { estimateTextTokens } from '../../billing/estimator'
-import type { Usage } from '../../canonical/usage'
-import { estimatedUsage } from '../../dispatch/stream-relay'
+import { estimatedUsage, type Usage } from '../../canonical/usage'
 import type { ClosingStep, EventWriter, StreamedSoFar, StreamObserver, StreamStep } from '../../dispatch/surface'
 import type { GatewayError } from '../../errors/gateway-error'
 import { errorBody } from '../../errors/render'

@@ -1,6 +1,5 @@
 import { estimateTextTokens } from '../../billing/estimator'
-import type { Usage } from '../../canonical/usage'
-import { estimatedUsage } from '../../dispatch/stream-relay'
+import { estimatedUsage, type Usage } from '../../canonical/usage'
 import type { StreamedSoFar, StreamObserver, StreamStep } from '../../dispatch/surface'
 import { errorBody } from '../../errors/render'
 import { type FramedSseEvent, writeSse } from '../../streaming/sse'
