@@ -22,6 +22,7 @@ describe('migrations', () => {
       } finally {
         await database.close()
       }
-    })
+      // An unmigrated embedded database is made by initdb in the test process: seconds on a busy machine.
+    }, 60_000)
   }
 })
