@@ -1,13 +1,13 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { beforeEach, describe, expect, test } from 'bun:test'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { estimateChatInputTokens } from '../../src/billing/estimator'
-import { type FreshDatabase, testDatabases } from '../support/databases'
+import { testDatabases } from '../support/databases'
 import { expectError } from '../support/envelopes'
-import { bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
+import { bearer } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 import { mockCatalog } from '../support/mock-catalog'
-import { MockUpstream } from '../upstream/mock-upstream'
 
 const hi = [{ role: 'user', content: 'Say hi.' }]
 
@@ -21,39 +21,30 @@ const NOT_COUNTS: unknown[] = [0, -1, 0.5, 1e18, 1e300, '100', null, true]
  */
 for (const kind of testDatabases) {
   describe(`hold-sizing numbers are bounded at the edge (${kind.kind})`, () => {
-    let database: FreshDatabase
-    let harness: TestGateway
-    const a = new MockUpstream()
-    const b = new MockUpstream()
-
-    beforeAll(async () => {
-      a.start()
-      b.start()
-      const catalog = mockCatalog(a.baseUrl, b.baseUrl)
-      // A chat model whose config names no maximum: the fixed ceiling applies.
-      const unbounded = { id: 'test/unbounded', type: 'chat', routes: [{ provider: 'a', model: 'unbounded-a' }], pricing: { input: 1, output: 1 } }
-      const path = join(mkdtempSync(join(tmpdir(), 'tollgate-bounds-')), 'tollgate.json')
-      writeFileSync(path, JSON.stringify({ ...catalog, models: [...catalog.models, unbounded] }))
-      database = await kind.open()
-      harness = startGateway(database, { config: testConfig({ TOLLGATE_CONFIG: path }) })
+    const suite = gatewaySuite(kind, {
+      secondUpstream: true,
+      env: ({ upstream, second }) => {
+        const catalog = mockCatalog(upstream.baseUrl, (second ?? upstream).baseUrl)
+        // A chat model whose config names no maximum: the fixed ceiling applies.
+        const unbounded = { id: 'test/unbounded', type: 'chat', routes: [{ provider: 'a', model: 'unbounded-a' }], pricing: { input: 1, output: 1 } }
+        const path = join(mkdtempSync(join(tmpdir(), 'tollgate-bounds-')), 'tollgate.json')
+        writeFileSync(path, JSON.stringify({ ...catalog, models: [...catalog.models, unbounded] }))
+        return { TOLLGATE_CONFIG: path }
+      },
     })
-    afterAll(async () => {
-      harness.services.close()
-      a.stop()
-      b.stop()
-      await database.close()
-    })
+    const a = suite.upstream
+    const b = suite.secondUpstream
     beforeEach(() => {
       a.reset()
       b.reset()
     })
 
-    const post = (path: string, key: string, body: object) => harness.call('POST', path, { headers: bearer(key), body })
-    const ledger = async (keyId: string) => (await harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data as any[]
+    const post = (path: string, key: string, body: object) => suite.harness.call('POST', path, { headers: bearer(key), body })
+    const ledger = async (keyId: string) => (await suite.harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data as any[]
 
     /** Each body is refused with 400 naming `param` (in the message on /v1/messages), and nothing was held or sent. */
     async function expectRefused(path: string, bodies: object[], param: string): Promise<void> {
-      const { key, id: keyId } = await harness.key()
+      const { key, id: keyId } = await suite.harness.key()
       const surface = path === '/v1/messages' ? 'messages' : 'openai'
       for (const body of bodies) {
         const reply = await post(path, key, body)
@@ -81,7 +72,7 @@ for (const kind of testDatabases) {
     })
 
     test("chat: above the model's maximum, the providers' words; at it exactly, accepted and held", async () => {
-      const { key, id: keyId } = await harness.key()
+      const { key, id: keyId } = await suite.harness.key()
       const over = await post('/v1/chat/completions', key, { model: 'test/smart', messages: hi, max_tokens: 100_000 })
       expect(over.json.error.message).toBe('max_tokens: 100000 > 4000, which is the maximum allowed number of output tokens for test/smart.')
 
@@ -96,14 +87,14 @@ for (const kind of testDatabases) {
 
     test('chat: a model without a configured maximum allows up to the fixed ceiling of 1,000,000 tokens', async () => {
       await expectRefused('/v1/chat/completions', [{ model: 'test/unbounded', messages: hi, max_tokens: 1_000_001 }], 'max_tokens')
-      const { key } = await harness.key()
+      const { key } = await suite.harness.key()
       expect((await post('/v1/chat/completions', key, { model: 'test/unbounded', messages: hi, max_tokens: 1_000_000 })).status).toBe(200)
     })
 
     test("aliases: checked against the largest candidate's maximum; each candidate asked and held within its own", async () => {
       // tollgate/best tries test/smart (4000 at most, on a then b), then test/cheap (1000 at most, on a).
       await expectRefused('/v1/chat/completions', [{ model: 'tollgate/best', messages: hi, max_tokens: 4001 }], 'max_tokens')
-      const { key, id: keyId } = await harness.key()
+      const { key, id: keyId } = await suite.harness.key()
       a.script({ kind: 'error', status: 500 }, { usage: { prompt_tokens: 10, completion_tokens: 10 } })
       b.script({ kind: 'error', status: 500 })
       const reply = await post('/v1/chat/completions', key, { model: 'tollgate/best', messages: hi, max_tokens: 3000 })
@@ -120,8 +111,13 @@ for (const kind of testDatabases) {
     })
 
     test('custom models: the defaults are checked too, since no schema saw them', async () => {
-      const { key, id: keyId, accountId } = await harness.key()
-      await harness.admin('POST', '/custom-models', { account_id: accountId, name: 'boundless', base_model: 'test/cheap', defaults: { max_tokens: 1e300 } })
+      const { key, id: keyId, accountId } = await suite.harness.key()
+      await suite.harness.admin('POST', '/custom-models', {
+        account_id: accountId,
+        name: 'boundless',
+        base_model: 'test/cheap',
+        defaults: { max_tokens: 1e300 },
+      })
       const reply = await post('/v1/chat/completions', key, { model: 'custom/boundless', messages: hi })
       expectError(reply, 400, 'invalid_request')
       expect(reply.json.error.param).toBe('max_tokens')
@@ -132,8 +128,8 @@ for (const kind of testDatabases) {
     test('messages: max_tokens, in the messages envelope; at the maximum exactly, accepted', async () => {
       const body = (maxTokens: unknown) => ({ model: 'claude-sonnet-4-5', messages: hi, max_tokens: maxTokens })
       await expectRefused('/v1/messages', [...NOT_COUNTS, 64_001].map(body), 'max_tokens')
-      const { key } = await harness.key()
-      const over = await harness.call('POST', '/v1/messages', { headers: { 'x-api-key': key }, body: body(100_000) })
+      const { key } = await suite.harness.key()
+      const over = await suite.harness.call('POST', '/v1/messages', { headers: { 'x-api-key': key }, body: body(100_000) })
       expect(over.json.error.message).toBe('max_tokens: 100000 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-4-5.')
       expect((await post('/v1/messages', key, body(64_000))).status).toBe(200)
       expect(a.received[0]!.body.max_tokens).toBe(64_000)
@@ -150,7 +146,7 @@ for (const kind of testDatabases) {
         [0, -1, 0.5, 1e18, 1e300, '3', true, 101].map((maxUses) => ({ model: 'claude-test', max_tokens: 100, messages: hi, tools: tools(maxUses) })),
         'tools[2].max_uses',
       )
-      const { key, id: keyId } = await harness.key()
+      const { key, id: keyId } = await suite.harness.key()
       expect((await post('/v1/messages', key, { model: 'claude-test', max_tokens: 100, messages: hi, tools: tools(100) })).status).toBe(200)
       // null means "not set": the default allowance of 10 searches.
       expect((await post('/v1/messages', key, { model: 'claude-test', max_tokens: 100, messages: hi, tools: tools(null) })).status).toBe(200)
@@ -164,7 +160,7 @@ for (const kind of testDatabases) {
     test('responses: max_output_tokens from 16 to the model maximum', async () => {
       const body = (maxOutput: unknown) => ({ model: 'test/smart', input: 'Say hi.', max_output_tokens: maxOutput })
       await expectRefused('/v1/responses', [...NOT_COUNTS, 15, 4001].map(body), 'max_output_tokens')
-      const { key } = await harness.key()
+      const { key } = await suite.harness.key()
       expect((await post('/v1/responses', key, body(4000))).status).toBe(200)
       expect(a.received[0]!.body.max_output_tokens).toBe(4000)
     })
@@ -175,7 +171,7 @@ for (const kind of testDatabases) {
         [...NOT_COUNTS, 11].map((n) => ({ model: 'test/image', prompt: 'a cat', n })),
         'n',
       )
-      const { key } = await harness.key()
+      const { key } = await suite.harness.key()
       const reply = await post('/v1/images/generations', key, { model: 'test/image', prompt: 'a cat', n: 10 })
       expect(reply.json.data).toHaveLength(10)
       expect(reply.json.usage.cost).toBe(0.4)
@@ -183,7 +179,7 @@ for (const kind of testDatabases) {
 
     test('speech: input up to 4096 characters', async () => {
       await expectRefused('/v1/audio/speech', [{ model: 'test/tts', input: 'a'.repeat(4097) }], 'input')
-      const { key } = await harness.key()
+      const { key } = await suite.harness.key()
       expect((await post('/v1/audio/speech', key, { model: 'test/tts', input: 'a'.repeat(4096) })).status).toBe(200)
     })
   })

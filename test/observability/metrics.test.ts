@@ -3,9 +3,8 @@ import { MetricRegistry } from '../../src/observability/metric-registry'
 import { type FreshDatabase, testDatabases } from '../support/databases'
 import { expectError } from '../support/envelopes'
 import { type Exposition, parseExposition, sampleValue } from '../support/exposition'
-import { ADMIN_TOKEN, bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
-import { mockCatalogEnv } from '../support/mock-catalog'
-import { MockUpstream } from '../upstream/mock-upstream'
+import { ADMIN_TOKEN, bearer, startGateway, testConfig } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 
 const METRICS_TOKEN = 'test-metrics-token-9876543210'
 const hi = [{ role: 'user', content: 'Say hi.' }]
@@ -16,47 +15,33 @@ const CHAT = '/v1/chat/completions'
  * process, and other suites in the same run may have served requests before this one.
  */
 describe('GET /metrics after known traffic', () => {
-  let database: FreshDatabase
-  let harness: TestGateway
-  let a: MockUpstream
-  let b: MockUpstream
+  const suite = gatewaySuite(testDatabases[0]!, { secondUpstream: true, env: { TOLLGATE_METRICS_TOKEN: METRICS_TOKEN } })
+  const a = suite.upstream
+  const b = suite.secondUpstream
   /** Every key, key secret and account id this suite made: none may appear in a label. */
   const identities: string[] = []
-
-  beforeAll(async () => {
-    a = new MockUpstream().start()
-    b = new MockUpstream().start()
-    database = await testDatabases[0]!.open()
-    harness = startGateway(database, { config: testConfig({ ...mockCatalogEnv(a.baseUrl, b.baseUrl), TOLLGATE_METRICS_TOKEN: METRICS_TOKEN }) })
-  })
-  afterAll(async () => {
-    harness.services.close()
-    a.stop()
-    b.stop()
-    await database.close()
-  })
   beforeEach(() => {
     a.reset()
     b.reset()
   })
 
   const scrape = async (token = METRICS_TOKEN): Promise<Exposition> => {
-    const reply = await harness.call('GET', '/metrics', { headers: bearer(token) })
+    const reply = await suite.harness.call('GET', '/metrics', { headers: bearer(token) })
     expect(reply.status).toBe(200)
     expect(reply.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8')
     return parseExposition(reply.text)
   }
   const newKey = async (options: Record<string, unknown> = {}) => {
-    const created = await harness.key(options)
+    const created = await suite.harness.key(options)
     identities.push(created.id, created.key, created.accountId)
     return created
   }
-  const chat = (key: string, body: object) => harness.call('POST', CHAT, { headers: bearer(key), body })
+  const chat = (key: string, body: object) => suite.harness.call('POST', CHAT, { headers: bearer(key), body })
   /** The credits the ledger charged these keys for a model. */
   const ledgerCharged = async (keyIds: string[], model: string) => {
     let total = 0
     for (const keyId of keyIds) {
-      const entries = (await harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data as { kind: string; model: string; amount: number }[]
+      const entries = (await suite.harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data as { kind: string; model: string; amount: number }[]
       for (const entry of entries) if (entry.kind === 'charge' && entry.model === model) total += entry.amount
     }
     return total
@@ -83,8 +68,8 @@ describe('GET /metrics after known traffic', () => {
     expect((await chat(key, { model: 'tollgate/best', messages: hi })).status).toBe(200)
     // Refusals: a model nobody serves, no credential, a path no endpoint serves.
     expectError(await chat(key, { model: `test/unknown-${keyId}`, messages: hi }), 404, 'model_not_found')
-    expectError(await harness.call('POST', CHAT, { body: { model: 'test/cheap', messages: hi } }), 401, 'invalid_api_key')
-    expect((await harness.call('GET', `/v1/nothing-here/${keyId}`)).status).toBe(404)
+    expectError(await suite.harness.call('POST', CHAT, { body: { model: 'test/cheap', messages: hi } }), 401, 'invalid_api_key')
+    expect((await suite.harness.call('GET', `/v1/nothing-here/${keyId}`)).status).toBe(404)
 
     const after = await scrape()
     const requests = (model: string, status: number, route = CHAT) => delta(before, after, 'tollgate_requests_total', { route, model, status: String(status) })
@@ -159,7 +144,7 @@ describe('GET /metrics after known traffic', () => {
     const { key } = await newKey()
     const before = await scrape()
     a.script({ text: 'a b c d e f g h', chunkDelayMs: 50, usage: { prompt_tokens: 5, completion_tokens: 8 } })
-    const response = await harness.gateway.handle(
+    const response = await suite.harness.gateway.handle(
       new Request(`http://localhost${CHAT}`, {
         method: 'POST',
         headers: { ...bearer(key), 'content-type': 'application/json' },
@@ -185,7 +170,7 @@ describe('GET /metrics after known traffic', () => {
     const { key } = await newKey()
     const before = await scrape()
     a.script({ text: 'a b c d e f g h i j k l', chunkDelayMs: 50 })
-    const response = await harness.gateway.handle(
+    const response = await suite.harness.gateway.handle(
       new Request(`http://localhost${CHAT}`, {
         method: 'POST',
         headers: { ...bearer(key), 'content-type': 'application/json' },
@@ -227,11 +212,11 @@ describe('GET /metrics after known traffic', () => {
   test('the metrics token and the admin token both read; anything else is 401', async () => {
     await scrape(METRICS_TOKEN)
     await scrape(ADMIN_TOKEN)
-    expectError(await harness.call('GET', '/metrics'), 401, 'invalid_api_key')
-    expectError(await harness.call('GET', '/metrics', { headers: bearer('wrong-token') }), 401, 'invalid_api_key')
-    expectError(await harness.call('GET', '/metrics', { headers: { authorization: METRICS_TOKEN } }), 401, 'invalid_api_key')
+    expectError(await suite.harness.call('GET', '/metrics'), 401, 'invalid_api_key')
+    expectError(await suite.harness.call('GET', '/metrics', { headers: bearer('wrong-token') }), 401, 'invalid_api_key')
+    expectError(await suite.harness.call('GET', '/metrics', { headers: { authorization: METRICS_TOKEN } }), 401, 'invalid_api_key')
     const { key } = await newKey()
-    expectError(await harness.call('GET', '/metrics', { headers: bearer(key) }), 401, 'invalid_api_key')
+    expectError(await suite.harness.call('GET', '/metrics', { headers: bearer(key) }), 401, 'invalid_api_key')
   })
 
   test('no label carries an account, key or user id, a secret, or a raw path', async () => {

@@ -10,6 +10,8 @@ export interface GatewaySuite {
   readonly database: FreshDatabase
   readonly harness: TestGateway
   readonly upstream: MockUpstream
+  /** With `secondUpstream`: the mock the catalogue's second providers (mockCatalogEnv's `b`) point at. */
+  readonly secondUpstream: MockUpstream
   /** With `interruptible`: the gateway's connection to its database, which the test can cut. */
   readonly connection: InterruptibleDatabase
 }
@@ -17,27 +19,39 @@ export interface GatewaySuite {
 export interface GatewaySuiteOptions {
   /** The gateway reaches its database through a connection the test can cut (interruptible-database.ts). */
   interruptible?: { every?: boolean }
-  /** Environment added to the test configuration (e.g. TOLLGATE_CREDIT_LEASE). */
-  env?: Record<string, string | undefined>
+  /**
+   * Environment added to the test configuration (e.g. TOLLGATE_CREDIT_LEASE), over the mock
+   * catalogue's. A function is called once the upstreams have started, after the describe
+   * block's own earlier beforeAll hooks (an identity provider they started, say).
+   */
+  env?: Record<string, string | undefined> | ((upstreams: { upstream: MockUpstream; second: MockUpstream | undefined }) => Record<string, string | undefined>)
+  /** The catalogue's second providers get a mock upstream of their own (failover between two upstreams). */
+  secondUpstream?: boolean
 }
 
 /**
  * Registers the set-up and tear-down of a GatewaySuite in the calling describe block: the
- * mock catalogue's providers all point at one mock upstream.
+ * mock catalogue's providers all point at one mock upstream, or its second providers at a
+ * second one.
  */
 export function gatewaySuite(kind: TestDatabase, options: GatewaySuiteOptions = {}): GatewaySuite {
   let database: FreshDatabase | undefined
   let harness: TestGateway | undefined
   let connection: InterruptibleDatabase | undefined
   const upstream = new MockUpstream()
+  const second = options.secondUpstream ? new MockUpstream() : undefined
   beforeAll(async () => {
     upstream.start()
+    second?.start()
     database = await kind.open()
     connection = options.interruptible ? await interruptible(database, options.interruptible) : undefined
     harness = startGateway(
       { ...database, ...connection?.handle },
       {
-        config: testConfig({ ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl), ...options.env }),
+        config: testConfig({
+          ...mockCatalogEnv(upstream.baseUrl, (second ?? upstream).baseUrl),
+          ...(typeof options.env === 'function' ? options.env({ upstream, second }) : options.env),
+        }),
       },
     )
   })
@@ -46,6 +60,7 @@ export function gatewaySuite(kind: TestDatabase, options: GatewaySuiteOptions = 
     harness?.services.close()
     await connection?.close()
     upstream.stop()
+    second?.stop()
     await database?.close()
   }, 30_000)
   return {
@@ -62,5 +77,9 @@ export function gatewaySuite(kind: TestDatabase, options: GatewaySuiteOptions = 
       return harness
     },
     upstream,
+    get secondUpstream() {
+      if (!second) throw new Error('the suite has no second upstream')
+      return second
+    },
   }
 }

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import { type FreshDatabase, testDatabases } from '../support/databases'
+import { testDatabases } from '../support/databases'
 import { expectError } from '../support/envelopes'
-import { bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
+import { bearer } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 import { IdentityProvider } from '../support/identity-provider'
-import { mockCatalogEnv } from '../support/mock-catalog'
-import { MockUpstream } from '../upstream/mock-upstream'
 
 const hi = [{ role: 'user', content: 'Say hi.' }]
 
@@ -18,40 +17,29 @@ function dataOf(text: string): string[] {
 
 for (const kind of testDatabases) {
   describe(`chat completions, billed (${kind.kind})`, () => {
-    let database: FreshDatabase
-    let harness: TestGateway
-    let a: MockUpstream
-    let b: MockUpstream
     let idp: IdentityProvider
-
     beforeAll(async () => {
-      a = new MockUpstream().start()
-      b = new MockUpstream().start()
       idp = await new IdentityProvider().start()
-      database = await kind.open()
-      harness = startGateway(database, {
-        config: testConfig({ ...mockCatalogEnv(a.baseUrl, b.baseUrl), TOLLGATE_OIDC_ISSUER: idp.issuer, TOLLGATE_OIDC_AUDIENCE: idp.audience }),
-      })
     })
-    afterAll(async () => {
-      harness.services.close()
-      a.stop()
-      b.stop()
-      idp.stop()
-      await database.close()
+    afterAll(() => idp.stop())
+    const suite = gatewaySuite(kind, {
+      secondUpstream: true,
+      env: () => ({ TOLLGATE_OIDC_ISSUER: idp.issuer, TOLLGATE_OIDC_AUDIENCE: idp.audience }),
     })
+    const a = suite.upstream
+    const b = suite.secondUpstream
     beforeEach(() => {
       a.reset()
       b.reset()
     })
 
     const chat = (key: string, body: object, headers: Record<string, string> = {}) =>
-      harness.call('POST', '/v1/chat/completions', { headers: { ...bearer(key), ...headers }, body })
-    const wallet = async (accountId: string) => (await harness.admin('GET', `/accounts/${accountId}`)).json.wallet
-    const ledger = async (query: string) => (await harness.admin('GET', `/ledger?${query}`)).json.data as any[]
+      suite.harness.call('POST', '/v1/chat/completions', { headers: { ...bearer(key), ...headers }, body })
+    const wallet = async (accountId: string) => (await suite.harness.admin('GET', `/accounts/${accountId}`)).json.wallet
+    const ledger = async (query: string) => (await suite.harness.admin('GET', `/ledger?${query}`)).json.data as any[]
 
     test('non-streaming: exact charge from the provider usage, the rest of the hold released', async () => {
-      const { key, id: keyId, accountId } = await harness.key()
+      const { key, id: keyId, accountId } = await suite.harness.key()
       a.script({ text: 'Hi there.', usage: { prompt_tokens: 1000, completion_tokens: 500, cached_tokens: 200 } })
       const reply = await chat(key, { model: 'test/smart', messages: hi })
       expect(reply.status).toBe(200)
@@ -71,7 +59,7 @@ for (const kind of testDatabases) {
     })
 
     test('a charge never exceeds its hold: the excess is recorded as uncollected', async () => {
-      const { key, id: keyId, accountId } = await harness.key()
+      const { key, id: keyId, accountId } = await suite.harness.key()
       // The upstream reports more than the estimate allowed for (within the plausible overrun: beyond it the usage is not trusted).
       a.script({ usage: { prompt_tokens: 500, completion_tokens: 100 } })
       const reply = await chat(key, { model: 'test/cheap', messages: hi, max_tokens: 100 })
@@ -87,7 +75,7 @@ for (const kind of testDatabases) {
     })
 
     test('forwards the upstream model id and the provider key, never the client key', async () => {
-      const { key } = await harness.key()
+      const { key } = await suite.harness.key()
       await chat(key, { model: 'test/smart', messages: hi, tools: [{ type: 'function', function: { name: 'f', parameters: {} } }], seed: 7 })
       const sent = a.received[0]!
       expect(sent.body).toMatchObject({ model: 'smart-a', seed: 7, tools: [{ type: 'function', function: { name: 'f' } }] })
@@ -96,7 +84,7 @@ for (const kind of testDatabases) {
     })
 
     test('tool calls come back unchanged', async () => {
-      const { key } = await harness.key()
+      const { key } = await suite.harness.key()
       a.script({ toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }] })
       const reply = await chat(key, { model: 'test/cheap', messages: hi })
       expect(reply.json.choices[0]).toMatchObject({
@@ -106,7 +94,7 @@ for (const kind of testDatabases) {
     })
 
     test('streaming without include_usage: usage asked upstream, billed, not shown', async () => {
-      const { key, accountId } = await harness.key()
+      const { key, accountId } = await suite.harness.key()
       a.script({ text: 'one two three', usage: { prompt_tokens: 100, completion_tokens: 3 } })
       const reply = await chat(key, { model: 'test/cheap', messages: hi, stream: true })
       expect(reply.headers.get('content-type')).toContain('text/event-stream')
@@ -121,7 +109,7 @@ for (const kind of testDatabases) {
     })
 
     test('streaming with include_usage: the usage chunk carries the cost', async () => {
-      const { key } = await harness.key()
+      const { key } = await suite.harness.key()
       a.script({ text: 'ok', usage: { prompt_tokens: 10, completion_tokens: 1 } })
       const reply = await chat(key, { model: 'test/cheap', messages: hi, stream: true, stream_options: { include_usage: true } })
       const data = dataOf(reply.text)
@@ -131,8 +119,8 @@ for (const kind of testDatabases) {
     })
 
     test('402 before any upstream request when the wallet cannot cover the worst case', async () => {
-      const { id: accountId } = await harness.account(0.001)
-      const { key } = await harness.key({ account_id: accountId })
+      const { id: accountId } = await suite.harness.account(0.001)
+      const { key } = await suite.harness.key({ account_id: accountId })
       // 1000 output tokens at 2 per million = 0.002 > 0.001.
       expectError(await chat(key, { model: 'test/cheap', messages: hi }), 402, 'insufficient_balance')
       expect(a.received).toHaveLength(0)
@@ -142,37 +130,37 @@ for (const kind of testDatabases) {
     })
 
     test('403 api_key_quota_exceeded when the hold would pass the monthly quota', async () => {
-      const { key } = await harness.key({ monthly_quota: 0.001 })
+      const { key } = await suite.harness.key({ monthly_quota: 0.001 })
       expectError(await chat(key, { model: 'test/cheap', messages: hi }), 403, 'api_key_quota_exceeded')
       expect(a.received).toHaveLength(0)
       a.script({ usage: { prompt_tokens: 10, completion_tokens: 10 } })
       expect((await chat(key, { model: 'test/cheap', messages: hi, max_tokens: 100 })).status).toBe(200)
-      const month = (await harness.call('GET', '/v1/wallet', { headers: bearer(key) })).json.key
+      const month = (await suite.harness.call('GET', '/v1/wallet', { headers: bearer(key) })).json.key
       expect(month).toMatchObject({ monthly_quota: 0.001, month_spent: (10 + 20) / 1e6 })
     })
 
     test('a key with an allotment pays from it alone; a user token from the user allotment', async () => {
-      const { id: accountId } = await harness.account(50)
-      const { key, id: keyId } = await harness.key({ account_id: accountId, allotment: 0.001 })
+      const { id: accountId } = await suite.harness.account(50)
+      const { key, id: keyId } = await suite.harness.key({ account_id: accountId, allotment: 0.001 })
       expectError(await chat(key, { model: 'test/cheap', messages: hi }), 402, 'insufficient_balance')
-      await harness.admin('POST', `/keys/${keyId}/allotment`, { amount: 1 })
+      await suite.harness.admin('POST', `/keys/${keyId}/allotment`, { amount: 1 })
       a.script({ usage: { prompt_tokens: 100, completion_tokens: 100 } })
       expect((await chat(key, { model: 'test/cheap', messages: hi })).status).toBe(200)
-      expect((await harness.admin('GET', `/keys/${keyId}`)).json.allotment.balance).toBe(1.001 - 300 / 1e6)
+      expect((await suite.harness.admin('GET', `/keys/${keyId}`)).json.allotment.balance).toBe(1.001 - 300 / 1e6)
       expect((await wallet(accountId)).balance).toBe(50)
 
       const token = await idp.token({ sub: 'payer-user' })
       expectError(await chat(token, { model: 'test/cheap', messages: hi }), 402, 'insufficient_balance')
-      await harness.admin('POST', '/users/credits', { iss: idp.issuer, sub: 'payer-user', amount: 2 })
+      await suite.harness.admin('POST', '/users/credits', { iss: idp.issuer, sub: 'payer-user', amount: 2 })
       a.script({ usage: { prompt_tokens: 100, completion_tokens: 100 } })
       expect((await chat(token, { model: 'test/cheap', messages: hi })).status).toBe(200)
-      const allotment = await harness.admin('GET', `/users/allotment?iss=${encodeURIComponent(idp.issuer)}&sub=payer-user`)
+      const allotment = await suite.harness.admin('GET', `/users/allotment?iss=${encodeURIComponent(idp.issuer)}&sub=payer-user`)
       expect(allotment.json).toEqual({ balance: 2 - 300 / 1e6, held: 0, available: 2 - 300 / 1e6 })
       expect((await ledger('user_sub=payer-user')).some((entry) => entry.kind === 'charge' && entry.payer.type === 'user_allotment')).toBe(true)
     })
 
     test('failover: a 5xx, a refused connection or a timeout moves on; billed once', async () => {
-      const { key, id: keyId } = await harness.key()
+      const { key, id: keyId } = await suite.harness.key()
       a.script({ kind: 'error', status: 503 })
       b.script({ usage: { prompt_tokens: 10, completion_tokens: 10 } })
       const served = await chat(key, { model: 'test/smart', messages: hi })
@@ -189,7 +177,7 @@ for (const kind of testDatabases) {
     })
 
     test('a client-fault 4xx comes back as is, is not billed, and is not retried elsewhere', async () => {
-      const { key, accountId } = await harness.key()
+      const { key, accountId } = await suite.harness.key()
       a.script({
         kind: 'error',
         status: 400,
@@ -210,7 +198,7 @@ for (const kind of testDatabases) {
     })
 
     test('every route failing: 502, nothing billed; a timeout on the last route: 504', async () => {
-      const { key, accountId, id: keyId } = await harness.key()
+      const { key, accountId, id: keyId } = await suite.harness.key()
       a.script({ kind: 'error', status: 500 })
       b.script({ kind: 'error', status: 529 })
       expectError(await chat(key, { model: 'test/smart', messages: hi }), 502, 'upstream_error')
@@ -224,7 +212,7 @@ for (const kind of testDatabases) {
     })
 
     test('smart aliases fall back in order and bill at the price of the model that served', async () => {
-      const { key, id: keyId } = await harness.key()
+      const { key, id: keyId } = await suite.harness.key()
       a.script({ kind: 'error', status: 500 }, { usage: { prompt_tokens: 10, completion_tokens: 10 } })
       b.script({ kind: 'error', status: 500 })
       const reply = await chat(key, { model: 'tollgate/best', messages: hi })
@@ -236,8 +224,8 @@ for (const kind of testDatabases) {
     })
 
     test('custom models: system prompt and defaults applied, base price billed, private to their account', async () => {
-      const { key, accountId } = await harness.key()
-      await harness.admin('POST', '/custom-models', {
+      const { key, accountId } = await suite.harness.key()
+      await suite.harness.admin('POST', '/custom-models', {
         account_id: accountId,
         name: 'pirate',
         base_model: 'test/cheap',
@@ -254,14 +242,14 @@ for (const kind of testDatabases) {
         max_tokens: 80,
         messages: [{ role: 'system', content: 'Talk like a pirate.' }, ...hi],
       })
-      const stranger = await harness.key()
+      const stranger = await suite.harness.key()
       expectError(await chat(stranger.key, { model: 'custom/pirate', messages: hi }), 404, 'model_not_found')
     })
 
     test('a stream the client abandons is billed for what was streamed, the rest released', async () => {
-      const { key, accountId, id: keyId } = await harness.key()
+      const { key, accountId, id: keyId } = await suite.harness.key()
       a.script({ text: 'a b c d e f g h i j k l m n o p', chunkDelayMs: 30, usage: { prompt_tokens: 5, completion_tokens: 16 } })
-      const response = await harness.gateway.handle(
+      const response = await suite.harness.gateway.handle(
         new Request('http://localhost/v1/chat/completions', {
           method: 'POST',
           headers: { ...bearer(key), 'content-type': 'application/json' },
@@ -284,7 +272,7 @@ for (const kind of testDatabases) {
     })
 
     test('a stream the upstream cuts ends with an error chunk, no [DONE], and is not billed', async () => {
-      const { key, accountId } = await harness.key()
+      const { key, accountId } = await suite.harness.key()
       a.script({ text: 'a b c d e', cutAfterChunks: 2 })
       const reply = await chat(key, { model: 'test/cheap', messages: hi, stream: true })
       const data = dataOf(reply.text)
@@ -294,7 +282,7 @@ for (const kind of testDatabases) {
     })
 
     test('validation: 400 invalid_request naming the field', async () => {
-      const { key } = await harness.key()
+      const { key } = await suite.harness.key()
       const checks: [object, string][] = [
         [{ messages: hi }, 'model'],
         [{ model: 'test/cheap' }, 'messages'],
@@ -340,7 +328,7 @@ for (const kind of testDatabases) {
     })
 
     test('anthropic models on chat completions: translated to the messages API and back, billed with cache prices', async () => {
-      const { key, accountId } = await harness.key()
+      const { key, accountId } = await suite.harness.key()
       a.script({ text: 'Bonjour!', usage: { prompt_tokens: 100, completion_tokens: 10, cached_tokens: 50 } })
       const reply = await chat(key, { model: 'anthropic/claude-test', messages: [{ role: 'system', content: 'French.' }, ...hi], max_tokens: 64 })
       expect(reply.status).toBe(200)
@@ -364,7 +352,7 @@ for (const kind of testDatabases) {
     })
 
     test('anthropic models on chat completions without max_tokens: the model maximum goes upstream, as the hold assumed', async () => {
-      const { key, id: keyId } = await harness.key()
+      const { key, id: keyId } = await suite.harness.key()
       for (const stream of [false, true]) {
         a.reset()
         a.script({ text: 'Bonjour!', usage: { prompt_tokens: 10, completion_tokens: 2 } })
@@ -378,7 +366,7 @@ for (const kind of testDatabases) {
     })
 
     test('anthropic models on chat completions, streaming a tool call, usage chunk when asked', async () => {
-      const { key } = await harness.key()
+      const { key } = await suite.harness.key()
       a.script({
         text: 'Let me see.',
         toolCalls: [{ id: 'toolu_5', name: 'get_weather', arguments: '{"city":"Lima"}' }],

@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import { type FreshDatabase, testDatabases } from '../support/databases'
+import { beforeEach, describe, expect, test } from 'bun:test'
+import { testDatabases } from '../support/databases'
 import { expectError } from '../support/envelopes'
-import { bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
-import { mockCatalogEnv } from '../support/mock-catalog'
-import { MockUpstream } from '../upstream/mock-upstream'
+import { bearer } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 
 const hi = [{ role: 'user', content: 'Say hi.' }]
 
@@ -21,34 +20,20 @@ function eventsOf(text: string): [string, any][] {
 
 for (const kind of testDatabases) {
   describe(`messages, native routes (${kind.kind})`, () => {
-    let database: FreshDatabase
-    let harness: TestGateway
-    const a = new MockUpstream()
-    const b = new MockUpstream()
-
-    beforeAll(async () => {
-      a.start()
-      b.start()
-      database = await kind.open()
-      harness = startGateway(database, { config: testConfig(mockCatalogEnv(a.baseUrl, b.baseUrl)) })
-    })
-    afterAll(async () => {
-      harness.services.close()
-      a.stop()
-      b.stop()
-      await database.close()
-    })
+    const suite = gatewaySuite(kind, { secondUpstream: true })
+    const a = suite.upstream
+    const b = suite.secondUpstream
     beforeEach(() => {
       a.reset()
       b.reset()
     })
 
     const messages = (key: string, body: object, headers: Record<string, string> = {}, query = '') =>
-      harness.call('POST', `/v1/messages${query}`, { headers: { 'x-api-key': key, ...headers }, body })
-    const wallet = async (accountId: string) => (await harness.admin('GET', `/accounts/${accountId}`)).json.wallet
+      suite.harness.call('POST', `/v1/messages${query}`, { headers: { 'x-api-key': key, ...headers }, body })
+    const wallet = async (accountId: string) => (await suite.harness.admin('GET', `/accounts/${accountId}`)).json.wallet
 
     test('the body passes through; the provider key, version, beta header and query go upstream; the cost is exact', async () => {
-      const { key, accountId } = await harness.key()
+      const { key, accountId } = await suite.harness.key()
       a.script({ text: 'Hi!', usage: { prompt_tokens: 100, completion_tokens: 20, cached_tokens: 1000, cache_write_tokens: 50, web_search_requests: 2 } })
       const thinking = { type: 'enabled', budget_tokens: 1024 }
       const history = [
@@ -93,16 +78,16 @@ for (const kind of testDatabases) {
     })
 
     test('bare model names mean anthropic/<name>; anthropic-version is optional; Bearer works too', async () => {
-      const { key } = await harness.key()
-      const reply = await harness.call('POST', '/v1/messages', { headers: bearer(key), body: { model: 'claude-test', max_tokens: 50, messages: hi } })
+      const { key } = await suite.harness.key()
+      const reply = await suite.harness.call('POST', '/v1/messages', { headers: bearer(key), body: { model: 'claude-test', max_tokens: 50, messages: hi } })
       expect(reply.status).toBe(200)
       expect(reply.json.model).toBe('claude-test')
       expect(a.received[0]!.headers['anthropic-version']).toBe('2023-06-01')
     })
 
     test('aliases, custom models and other vendors are refused with model_not_supported', async () => {
-      const { key, accountId } = await harness.key()
-      await harness.admin('POST', '/custom-models', { account_id: accountId, name: 'mine', base_model: 'anthropic/claude-test' })
+      const { key, accountId } = await suite.harness.key()
+      await suite.harness.admin('POST', '/custom-models', { account_id: accountId, name: 'mine', base_model: 'anthropic/claude-test' })
       for (const model of ['tollgate/best', 'custom/mine', 'test/cheap']) {
         const reply = await messages(key, { model, max_tokens: 10, messages: hi })
         expectError(reply, 400, 'model_not_supported', 'messages')
@@ -113,7 +98,7 @@ for (const kind of testDatabases) {
     })
 
     test('validation errors use the messages envelope; max_tokens is required', async () => {
-      const { key } = await harness.key()
+      const { key } = await suite.harness.key()
       const missing = await messages(key, { model: 'claude-test', messages: hi })
       expectError(missing, 400, 'invalid_request', 'messages')
       expect(missing.json.error.type).toBe('invalid_request_error')
@@ -121,7 +106,7 @@ for (const kind of testDatabases) {
     })
 
     test('streaming keeps the event sequence; the last message_delta carries the cost', async () => {
-      const { key, accountId } = await harness.key()
+      const { key, accountId } = await suite.harness.key()
       a.script({ text: 'one two three', usage: { prompt_tokens: 40, completion_tokens: 3 } })
       const reply = await messages(key, { model: 'claude-test', max_tokens: 100, messages: hi, stream: true })
       const events = eventsOf(reply.text)
@@ -144,7 +129,7 @@ for (const kind of testDatabases) {
     })
 
     test('thinking blocks and their signatures come back untouched, whole and streamed', async () => {
-      const { key } = await harness.key()
+      const { key } = await suite.harness.key()
       const thinking = { text: 'The user wants a greeting.', signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pk' }
       a.script({ thinking, text: 'Hi.' }, { thinking, text: 'Hi.' })
       const whole = await messages(key, { model: 'claude-test', max_tokens: 1000, messages: hi, thinking: { type: 'enabled', budget_tokens: 512 } })
@@ -160,7 +145,7 @@ for (const kind of testDatabases) {
     })
 
     test('a broken stream ends with event: error and is not billed', async () => {
-      const { key, accountId } = await harness.key()
+      const { key, accountId } = await suite.harness.key()
       a.script({ text: 'a b c d', cutAfterChunks: 2 })
       const events = eventsOf((await messages(key, { model: 'claude-test', max_tokens: 100, messages: hi, stream: true })).text)
       expect(events.at(-1)![0]).toBe('error')
@@ -169,19 +154,19 @@ for (const kind of testDatabases) {
     })
 
     test('a 529 on the first route fails over to the second: same shape, billed once', async () => {
-      const { key, id: keyId } = await harness.key()
+      const { key, id: keyId } = await suite.harness.key()
       a.script({ kind: 'error', status: 529 })
       b.script({ text: 'from b', usage: { prompt_tokens: 10, completion_tokens: 5 } })
       const reply = await messages(key, { model: 'claude-test', max_tokens: 100, messages: hi })
       expect(reply.status).toBe(200)
       expect(reply.json).toMatchObject({ model: 'claude-test', content: [{ type: 'text', text: 'from b' }] })
       expect(b.received[0]!.headers['x-api-key']).toBe('sk-ant-b')
-      const charges = (await harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data.filter((entry: { kind: string }) => entry.kind === 'charge')
+      const charges = (await suite.harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data.filter((entry: { kind: string }) => entry.kind === 'charge')
       expect(charges).toMatchObject([{ route: 'native-b', amount: (10 * 3 + 5 * 15) / 1e6 }])
     })
 
     test('an upstream client error keeps its status, type and message, in the messages envelope; its type is not a code', async () => {
-      const { key } = await harness.key()
+      const { key } = await suite.harness.key()
       a.script({ kind: 'error', status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long' } } })
       const reply = await messages(key, { model: 'claude-test', max_tokens: 100, messages: hi })
       expectError(reply, 400, 'upstream_error', 'messages')
@@ -192,7 +177,7 @@ for (const kind of testDatabases) {
       expect(b.received).toHaveLength(0)
       // The same upstream error on chat completions (a translated route): the OpenAI envelope, the same code.
       a.script({ kind: 'error', status: 404, body: { type: 'error', error: { type: 'not_found_error', message: 'model: claude-test-a' } } })
-      const chat = await harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'anthropic/claude-test', messages: hi } })
+      const chat = await suite.harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'anthropic/claude-test', messages: hi } })
       expectError(chat, 404, 'upstream_error')
       expect(chat.json.error).toMatchObject({ type: 'not_found_error', message: 'model: claude-test-a' })
       // Only the messages surface speaks Anthropic's header.
@@ -209,8 +194,8 @@ for (const kind of testDatabases) {
 
     test('the hold covers web searches: max_uses, or the default, at the search price', async () => {
       // 100 output tokens at 15 per million = 0.0015; each search 0.01.
-      const { id: accountId } = await harness.account(0.02)
-      const { key } = await harness.key({ account_id: accountId })
+      const { id: accountId } = await suite.harness.account(0.02)
+      const { key } = await suite.harness.key({ account_id: accountId })
       const search = (maxUses?: number) => ({ type: 'web_search_20250305', name: 'web_search', ...(maxUses ? { max_uses: maxUses } : {}) })
       expectError(await messages(key, { model: 'claude-test', max_tokens: 100, messages: hi, tools: [search(2)] }), 402, 'insufficient_balance', 'messages')
       expectError(await messages(key, { model: 'claude-test', max_tokens: 100, messages: hi, tools: [search()] }), 402, 'insufficient_balance', 'messages')
@@ -219,10 +204,10 @@ for (const kind of testDatabases) {
     })
 
     test('count_tokens: the hold estimate, free, on an empty wallet, messages-format errors', async () => {
-      const { id: accountId } = await harness.account(0)
-      const { key, id: keyId } = await harness.key({ account_id: accountId })
+      const { id: accountId } = await suite.harness.account(0)
+      const { key, id: keyId } = await suite.harness.key({ account_id: accountId })
       const count = (body: object, headers: Record<string, string> = { 'x-api-key': key }) =>
-        harness.call('POST', '/v1/messages/count_tokens', { headers, body })
+        suite.harness.call('POST', '/v1/messages/count_tokens', { headers, body })
       const short = await count({ model: 'claude-test', messages: hi })
       expect(short.status).toBe(200)
       expect(short.headers.get('request-id')).toBe(short.headers.get('x-request-id'))
@@ -230,7 +215,7 @@ for (const kind of testDatabases) {
       const long = await count({ model: 'claude-test', messages: [{ role: 'user', content: 'word '.repeat(1000) }], system: 'Be brief.' })
       expect(long.json.input_tokens).toBeGreaterThan(1000)
       expect(long.json.input_tokens).toBeLessThan(1500)
-      expect((await harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data).toEqual([])
+      expect((await suite.harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data).toEqual([])
       expect(a.received).toHaveLength(0)
       const refused = await count({ model: 'claude-test', messages: hi }, { 'x-api-key': 'tollgate_sk_prod_nope' })
       expectError(refused, 401, 'invalid_api_key', 'messages')
@@ -239,7 +224,7 @@ for (const kind of testDatabases) {
     })
 
     test('translated route: a messages request reaches an OpenAI-format upstream and comes back as a message', async () => {
-      const { key, accountId } = await harness.key()
+      const { key, accountId } = await suite.harness.key()
       a.script({ text: 'Bonjour.', usage: { prompt_tokens: 30, completion_tokens: 4 } })
       const reply = await messages(key, { model: 'claude-bridge', max_tokens: 200, system: 'Answer in French.', messages: hi, temperature: 0.3 })
       expect(reply.status).toBe(200)
@@ -268,7 +253,7 @@ for (const kind of testDatabases) {
     })
 
     test('translated route, streaming a tool call: the native event sequence, billed from the upstream usage', async () => {
-      const { key, accountId } = await harness.key()
+      const { key, accountId } = await suite.harness.key()
       a.script({
         text: 'Checking.',
         toolCalls: [{ id: 'call_9', name: 'get_weather', arguments: '{"city":"Oslo"}' }],
@@ -304,7 +289,7 @@ for (const kind of testDatabases) {
     })
 
     test('failover from a native route to a translated one keeps the message shape', async () => {
-      const { key } = await harness.key()
+      const { key } = await suite.harness.key()
       a.script({ kind: 'error', status: 529 })
       b.script({ text: 'Translated.', usage: { prompt_tokens: 5, completion_tokens: 2 } })
       const reply = await messages(key, { model: 'claude-mixed', max_tokens: 100, messages: hi })
