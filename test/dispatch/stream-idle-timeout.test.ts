@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { beforeEach, describe, expect, test } from 'bun:test'
 import { estimateTextTokens } from '../../src/billing/estimator'
-import { type FreshDatabase, testDatabases } from '../support/databases'
-import { bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
+import { testDatabases } from '../support/databases'
+import { bearer } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 import { expectBooksBalance } from '../support/ledger-checks'
 import { mockCatalogEnv } from '../support/mock-catalog'
-import { MockUpstream, type ReceivedRequest } from '../upstream/mock-upstream'
+import type { ReceivedRequest } from '../upstream/mock-upstream'
 
 const hi = [{ role: 'user', content: 'Say hi.' }]
 const IDLE_MS = 300
@@ -30,31 +31,20 @@ async function expectAborted(request: ReceivedRequest | undefined): Promise<void
  */
 for (const kind of testDatabases) {
   describe(`stream idle timeout (${kind.kind})`, () => {
-    let database: FreshDatabase
-    let harness: TestGateway
-    const a = new MockUpstream()
-    const b = new MockUpstream()
-
-    beforeAll(async () => {
-      a.start()
-      b.start()
-      database = await kind.open()
-      const idle = { streamIdleTimeoutMs: IDLE_MS }
-      harness = startGateway(database, { config: testConfig(mockCatalogEnv(a.baseUrl, b.baseUrl, { a: idle, b: idle, native: idle })) })
+    const idle = { streamIdleTimeoutMs: IDLE_MS }
+    const suite = gatewaySuite(kind, {
+      secondUpstream: true,
+      env: ({ upstream, second }) => mockCatalogEnv(upstream.baseUrl, (second ?? upstream).baseUrl, { a: idle, b: idle, native: idle }),
     })
-    afterAll(async () => {
-      harness.services.close()
-      a.stop()
-      b.stop()
-      await database.close()
-    })
+    const a = suite.upstream
+    const b = suite.secondUpstream
     beforeEach(() => {
       a.reset()
       b.reset()
     })
 
-    const post = (path: string, headers: Record<string, string>, body: object) => harness.call('POST', path, { headers, body })
-    const ledger = async (keyId: string) => (await harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data as any[]
+    const post = (path: string, headers: Record<string, string>, body: object) => suite.harness.call('POST', path, { headers, body })
+    const ledger = async (keyId: string) => (await suite.harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data as any[]
 
     /** One charge for the streamed part, the rest of the hold released; the wallet shows the charge. */
     async function expectChargedForWhatStreamed(keyId: string, accountId: string) {
@@ -70,14 +60,14 @@ for (const kind of testDatabases) {
       expect(charge.amount).toBeGreaterThan(0)
       expect(charge.amount).toBeLessThan(hold.amount)
       expect(charge.usage.output_tokens).toBeGreaterThan(0)
-      const wallet = (await harness.admin('GET', `/accounts/${accountId}`)).json.wallet
+      const wallet = (await suite.harness.admin('GET', `/accounts/${accountId}`)).json.wallet
       expect(wallet.held).toBe(0)
       expect(wallet.balance).toBeCloseTo(100 - charge.amount, 6)
       return charge
     }
 
     test('chat: a final error chunk with upstream_timeout and no [DONE]; the upstream is cut; billed for the streamed chunks', async () => {
-      const { key, id: keyId, accountId } = await harness.key()
+      const { key, id: keyId, accountId } = await suite.harness.key()
       a.script({ text: 'one two three four five six', silentAfterChunks: 2 })
       const started = Date.now()
       const reply = await post('/v1/chat/completions', bearer(key), { model: 'test/cheap', messages: hi, stream: true })
@@ -94,11 +84,11 @@ for (const kind of testDatabases) {
       await expectAborted(a.received[0])
       const charge = await expectChargedForWhatStreamed(keyId, accountId)
       expect(charge.usage.source).toBe('estimate')
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     })
 
     test('messages: event: error with upstream_timeout after the streamed blocks; billed for them', async () => {
-      const { key, id: keyId, accountId } = await harness.key()
+      const { key, id: keyId, accountId } = await suite.harness.key()
       // message_start, content_block_start, ping, then two deltas.
       a.script({ text: 'one two three four five six', silentAfterChunks: 3 })
       const reply = await post('/v1/messages', { 'x-api-key': key }, { model: 'claude-test', max_tokens: 200, messages: hi, stream: true })
@@ -109,11 +99,11 @@ for (const kind of testDatabases) {
       const charge = await expectChargedForWhatStreamed(keyId, accountId)
       // message_start reported the input tokens; the output is the gateway's count of the two deltas.
       expect(charge.usage).toMatchObject({ source: 'estimate', output_tokens: estimateTextTokens('one ') + estimateTextTokens('two ') })
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     })
 
     test('responses (native): an error event with upstream_timeout; billed for the streamed deltas', async () => {
-      const { key, id: keyId, accountId } = await harness.key()
+      const { key, id: keyId, accountId } = await suite.harness.key()
       a.script({ text: 'one two three four five six', silentAfterChunks: 3 })
       const reply = await post('/v1/responses', bearer(key), { model: 'test/cheap', input: 'Say hi.', stream: true })
       const events = eventsOf(reply.text)
@@ -123,11 +113,11 @@ for (const kind of testDatabases) {
       expect(a.received[0]!.path).toBe('/v1/responses')
       await expectAborted(a.received[0])
       await expectChargedForWhatStreamed(keyId, accountId)
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     })
 
     test('translated (messages on an OpenAI-format upstream): event: error with upstream_timeout; billed for the streamed text', async () => {
-      const { key, id: keyId, accountId } = await harness.key()
+      const { key, id: keyId, accountId } = await suite.harness.key()
       a.script({ text: 'one two three four five six', silentAfterChunks: 2 })
       const reply = await post('/v1/messages', { 'x-api-key': key }, { model: 'anthropic/claude-bridge', max_tokens: 200, messages: hi, stream: true })
       const events = eventsOf(reply.text)
@@ -137,11 +127,11 @@ for (const kind of testDatabases) {
       expect(JSON.parse(events.at(-1)![1])).toMatchObject({ type: 'error', error: { type: 'timeout_error', code: 'upstream_timeout' } })
       await expectAborted(a.received[0])
       await expectChargedForWhatStreamed(keyId, accountId)
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     })
 
     test('translated (responses on a chat-only upstream): response.failed with upstream_timeout; billed', async () => {
-      const { key, id: keyId, accountId } = await harness.key()
+      const { key, id: keyId, accountId } = await suite.harness.key()
       b.script({ text: 'one two three four five six', silentAfterChunks: 2 })
       const reply = await post('/v1/responses', bearer(key), { model: 'test/chat-only', input: 'Say hi.', stream: true })
       const events = eventsOf(reply.text)
@@ -150,11 +140,11 @@ for (const kind of testDatabases) {
       expect(JSON.parse(events.at(-1)![1]).response).toMatchObject({ status: 'failed', error: { code: 'upstream_timeout' } })
       await expectAborted(b.received[0])
       await expectChargedForWhatStreamed(keyId, accountId)
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     })
 
     test('a slow stream whose every pause is shorter than the limit is not cut', async () => {
-      const { key, id: keyId } = await harness.key()
+      const { key, id: keyId } = await suite.harness.key()
       a.script({ text: 'one two three four', chunkDelayMs: IDLE_MS / 2, usage: { prompt_tokens: 10, completion_tokens: 4 } })
       const started = Date.now()
       const reply = await post('/v1/chat/completions', bearer(key), { model: 'test/cheap', messages: hi, stream: true })
@@ -164,14 +154,14 @@ for (const kind of testDatabases) {
     })
 
     test('a whole (non-streamed) answer whose body goes silent: 504 upstream_timeout, the upstream is cut, nothing billed', async () => {
-      const { key, id: keyId } = await harness.key()
+      const { key, id: keyId } = await suite.harness.key()
       a.script({ silentAfterChunks: 0 })
       const reply = await post('/v1/chat/completions', bearer(key), { model: 'test/cheap', messages: hi })
       expect(reply.status).toBe(504)
       expect(reply.json.error.code).toBe('upstream_timeout')
       await expectAborted(a.received[0])
       expect((await ledger(keyId)).map((entry) => entry.kind)).toEqual(['release', 'hold'])
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     })
 
     for (const [surface, path, headers, model] of [
@@ -179,7 +169,7 @@ for (const kind of testDatabases) {
       ['messages', '/v1/messages', 'x-api-key', 'claude-test'],
     ] as const)
       test(`${surface}: a stream whose last event came but whose body the upstream never ends: the client has it all, billed, and the upstream is closed after one idle timeout`, async () => {
-        const { key, id: keyId, accountId } = await harness.key()
+        const { key, id: keyId, accountId } = await suite.harness.key()
         a.script({ text: 'one two three', openAfterEnd: true, usage: { prompt_tokens: 10, completion_tokens: 3 } })
         const reply = await post(path, headers === 'bearer' ? bearer(key) : { 'x-api-key': key }, { model, max_tokens: 200, messages: hi, stream: true })
         const last = eventsOf(reply.text).at(-1)
@@ -191,17 +181,17 @@ for (const kind of testDatabases) {
           entries = await ledger(keyId)
         }
         expect(entries.find((entry) => entry.kind === 'charge').usage).toMatchObject({ source: 'provider', output_tokens: 3 })
-        expect((await harness.admin('GET', `/accounts/${accountId}`)).json.wallet.held).toBe(0)
-        await expectBooksBalance(database.db)
+        expect((await suite.harness.admin('GET', `/accounts/${accountId}`)).json.wallet.held).toBe(0)
+        await expectBooksBalance(suite.database.db)
       })
 
     test('a broken stream is still released, unbilled', async () => {
-      const { key, id: keyId } = await harness.key()
+      const { key, id: keyId } = await suite.harness.key()
       a.script({ text: 'one two three four', cutAfterChunks: 2 })
       const reply = await post('/v1/chat/completions', bearer(key), { model: 'test/cheap', messages: hi, stream: true })
       expect(JSON.parse(eventsOf(reply.text).at(-1)![1]).error.code).toBe('upstream_error')
       expect((await ledger(keyId)).map((entry) => entry.kind)).toEqual(['release', 'hold'])
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     })
   })
 }
