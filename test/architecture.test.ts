@@ -90,7 +90,29 @@ function folderEdges(): Map<string, FolderEdge> {
   return edges
 }
 
-/** Strongly connected components with more than one folder (Tarjan). */
+/**
+ * Imports between files of the same folder of src/ (its subfolders included), as edges from
+ * file to file: the same shape as folderEdges, one level down.
+ */
+function fileEdges(): Map<string, FolderEdge> {
+  const edges = new Map<string, FolderEdge>()
+  const paths = new Set(SOURCES.map((file) => file.path))
+  for (const file of SOURCES) {
+    const folder = folderOf(join(ROOT, file.path))
+    if (!folder) continue
+    for (const specifier of importsOf(file.code, file.text)) {
+      if (!specifier.startsWith('.')) continue
+      const target = relative(ROOT, resolve(ROOT, dirname(file.path), specifier)).replaceAll('\\', '/')
+      const to = [`${target}.ts`, `${target}/index.ts`, target].find((path) => paths.has(path))
+      if (!to || to === file.path || folderOf(join(ROOT, to)) !== folder) continue
+      const key = `${file.path} -> ${to}`
+      edges.set(key, { from: file.path, to, via: [`imports '${specifier}'`] })
+    }
+  }
+  return edges
+}
+
+/** Strongly connected components with more than one node (Tarjan): folders, or files. */
 function cycles(edges: Map<string, FolderEdge>): string[][] {
   const next = new Map<string, string[]>()
   for (const { from, to } of edges.values()) {
@@ -194,6 +216,15 @@ describe('architecture of src/', () => {
       return [`cycle among ${component.join(', ')}:`, ...lines].join('\n  ')
     })
     expect(report('Import cycles between folders of src/', offenders)).toBe('')
+  })
+
+  test('no import cycle between the files of one folder of src/ (type imports included)', () => {
+    const edges = fileEdges()
+    const offenders = cycles(edges).map((component) => {
+      const inside = [...edges.values()].filter((edge) => component.includes(edge.from) && component.includes(edge.to))
+      return [`cycle among ${component.join(', ')}:`, ...inside.map((edge) => `  ${edge.from} -> ${edge.to}`)].join('\n  ')
+    })
+    expect(report('Import cycles between files of a folder (move the shared types into a module both import)', offenders)).toBe('')
   })
 
   test('no `as Record<string, unknown>` outside src/http/', () => {

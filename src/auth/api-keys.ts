@@ -1,6 +1,6 @@
 import { and, desc, eq } from 'drizzle-orm'
 import { creditWallet, ensureWallet, type WalletRow } from '../billing/wallets'
-import type { Database } from '../db/client'
+import type { Database } from '../db/database'
 import { createdAtText, olderThan, type TimeAndId } from '../db/keyset'
 import { apiKeys, wallets } from '../db/schema'
 import { InvalidApiKeyError } from '../errors/kinds'

@@ -1,6 +1,6 @@
 import type { Payer } from '../billing/payer'
 import { findWallet } from '../billing/wallets'
-import type { Database } from '../db/client'
+import type { Database } from '../db/database'
 import type { PayerKind } from '../db/schema'
 import { RefreshingCache } from '../util/refreshing-cache'
 import type { Caller } from './authenticate'

@@ -1,6 +1,6 @@
 import { and, desc, eq } from 'drizzle-orm'
 import { ensureWallet, type WalletRow } from '../billing/wallets'
-import type { Database } from '../db/client'
+import type { Database } from '../db/database'
 import { createdAtText, olderThan, type TimeAndId } from '../db/keyset'
 import { users, wallets } from '../db/schema'
 import { newId } from '../util/ids'

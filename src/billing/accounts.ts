@@ -1,5 +1,5 @@
 import { and, desc, eq } from 'drizzle-orm'
-import type { Database } from '../db/client'
+import type { Database } from '../db/database'
 import { createdAtText, olderThan, type TimeAndId } from '../db/keyset'
 import { accounts, wallets } from '../db/schema'
 import { newId } from '../util/ids'

@@ -1,5 +1,5 @@
 import { logEvent } from '../observability/log'
-import type { Hold } from './hold-book'
+import type { Hold } from './hold'
 import type { LapsedCharge } from './lapsed-charges'
 
 /** The end of one held call (HoldBook.settle or release), and what it takes from its payer. */

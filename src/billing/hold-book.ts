@@ -1,4 +1,5 @@
-import type { Database, DatabaseHandle } from '../db/client'
+import type { DatabaseHandle } from '../db/client'
+import type { Database } from '../db/database'
 import { describeDatabaseError, isTransientDatabaseError } from '../db/errors'
 import { retryingDeadlocks } from '../db/rows'
 import { InvalidRequestError } from '../errors/kinds'
@@ -8,6 +9,7 @@ import { newId } from '../util/ids'
 import { Batcher } from './batcher'
 import { boundedCost, type ClosedHold, type Closing, chargeOf, closedLocally } from './closing'
 import type { CreditLeases } from './credit-lease'
+import type { Hold, HoldRequest } from './hold'
 import { monthKey } from './hold-rows'
 import { chargedAlready, closeHoldsAtomically, takeHoldsAtomically } from './hold-statements'
 import { chargeLapsedCallsAtomically } from './lapsed-charges'
@@ -15,22 +17,6 @@ import { isLeaseableRefusal } from './lease-keys'
 import { chargeLeasesAtomically } from './lease-statements'
 import { asError, takeLockedIsolated } from './locked-takes'
 import { MAX_HOLD_MICROS } from './money'
-import type { Payer } from './payer'
-
-export interface HoldRequest {
-  payer: Payer
-  /** Micro-credits: the worst case of the call. */
-  amount: bigint
-  requestId: string
-  model: string
-  /** The provider the call was sent to first (a route's `provider`); stored in the `route` column. */
-  provider: string
-}
-
-export interface Hold extends HoldRequest {
-  id: string
-  month: string
-}
 
 export interface HoldBookOptions {
   /** This process, recorded on its holds. */

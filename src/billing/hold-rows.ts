@@ -1,5 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm'
-import type { Queryable } from '../db/client'
+import type { Queryable } from '../db/database'
 import { keySpend, wallets } from '../db/schema'
 
 /** What every hold change needs to know to move money and month totals. */

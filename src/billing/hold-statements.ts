@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm'
 import type { DatabaseHandle } from '../db/client'
 import { FixedStatement } from '../db/fixed-statement'
-import type { Hold } from './hold-book'
+import type { Hold } from './hold'
 import { rollupHour, upsertRollup } from './usage-rollup'
 
 /**

@@ -1,5 +1,5 @@
 import { and, desc, eq, lt, type SQL, sql } from 'drizzle-orm'
-import type { Database } from '../db/client'
+import type { Database } from '../db/database'
 import { type LedgerKind, ledgerEntries, wallets } from '../db/schema'
 import { creditsJson } from './money'
 

@@ -1,11 +1,11 @@
 import { and, eq, inArray } from 'drizzle-orm'
-import type { Database, Queryable } from '../db/client'
+import type { Database, Queryable } from '../db/database'
 import { isTransientDatabaseError } from '../db/errors'
 import { retryingDeadlocks } from '../db/rows'
 import { holds, keySpend, ledgerEntries, wallets } from '../db/schema'
 import { InsufficientBalanceError, QuotaExceededError } from '../errors/kinds'
 import { newId } from '../util/ids'
-import type { Hold, HoldRequest } from './hold-book'
+import type { Hold, HoldRequest } from './hold'
 import { adjustKeySpend, adjustWallets, type HoldRow } from './hold-rows'
 
 /**

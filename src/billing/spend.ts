@@ -1,5 +1,5 @@
 import { and, eq } from 'drizzle-orm'
-import type { Queryable } from '../db/client'
+import type { Queryable } from '../db/database'
 import { keySpend } from '../db/schema'
 import { monthKey } from './hold-rows'
 

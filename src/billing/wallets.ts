@@ -1,5 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm'
-import type { Queryable } from '../db/client'
+import type { Queryable } from '../db/database'
 import { ledgerEntries, type PayerKind, wallets } from '../db/schema'
 import { IdempotencyConflictError, InvalidRequestError } from '../errors/kinds'
 import { newId } from '../util/ids'

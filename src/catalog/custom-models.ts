@@ -1,5 +1,5 @@
 import { and, eq } from 'drizzle-orm'
-import type { Database } from '../db/client'
+import type { Database } from '../db/database'
 import { customModels } from '../db/schema'
 import { newId } from '../util/ids'
 import { isStorableText } from '../util/storable-text'

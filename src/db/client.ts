@@ -1,18 +1,14 @@
 import type { PGlite } from '@electric-sql/pglite'
 import { is, type Query, SQL } from 'drizzle-orm'
-import { type PgDatabase, PgDialect, type PgQueryResultHKT } from 'drizzle-orm/pg-core'
+import { PgDialect } from 'drizzle-orm/pg-core'
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
 import postgres, { type Sql } from 'postgres'
+import type { Database } from './database'
 import { DeadlinedPostgres } from './deadlined-client'
 import { PgliteThread } from './pglite-thread'
 import { queryRows } from './rows'
 import * as schema from './schema'
-
-/** The one database type the code sees, whichever driver is underneath. */
-export type Database = PgDatabase<PgQueryResultHKT, typeof schema>
-/** A transaction, or the database itself: both take the same queries. */
-export type Queryable = Parameters<Parameters<Database['transaction']>[0]>[0] | Database
 
 export interface DatabaseHandle {
   db: Database

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import type { Database, Queryable } from './client'
+import type { Database, Queryable } from './database'
 import { migrations } from './migrations.generated'
 import { queryRows } from './rows'
 

@@ -1,5 +1,5 @@
 import type { SQL } from 'drizzle-orm'
-import type { Queryable } from './client'
+import type { Queryable } from './database'
 
 /** Rows of a raw statement; the two drivers wrap them differently. */
 export async function queryRows<Row>(db: Queryable, query: SQL): Promise<Row[]> {

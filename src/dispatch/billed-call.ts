@@ -1,21 +1,25 @@
 import type { Caller } from '../auth/authenticate'
-import type { Hold } from '../billing/hold-book'
+import type { Hold } from '../billing/hold'
 import { microsToCredits } from '../billing/money'
 import { chargeForUsage } from '../billing/pricing'
 import { recordableUsage, UntrustedUsageError, type UsageAnomaly, usageAnomalies } from '../billing/usage-guard'
 import type { Usage, UsageSource } from '../canonical/usage'
 import type { ModelEntry } from '../catalog/catalog-schema'
+import type { ProviderConfig } from '../config'
 import { logEvent } from '../observability/log'
 import { usageAnomaliesTotal } from '../observability/metrics'
 import type { RequestRecord } from '../observability/request-record'
 import type { Services } from '../services'
-import type { Route } from './surface'
 
 /**
  * What a call is settled against: the catalogue model that priced it, the provider that served
  * it and, for a conversation, the most output tokens that provider was asked for.
  */
-export type ServedBy = Pick<Route, 'model' | 'provider'> & { outputTokenLimit?: number }
+export interface ServedBy {
+  model: ModelEntry
+  provider: ProviderConfig
+  outputTokenLimit?: number
+}
 
 /** What settlement reports back to the client: the credits actually taken. */
 export interface Settled {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { Batcher } from '../../src/billing/batcher'
-import type { HoldRequest } from '../../src/billing/hold-book'
+import type { HoldRequest } from '../../src/billing/hold'
 import { queryRows } from '../../src/db/rows'
 import { testDatabases } from '../support/databases'
 import { gatewaySuite } from '../support/gateway-suite'

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
-import type { HoldRequest } from '../../src/billing/hold-book'
+import type { HoldRequest } from '../../src/billing/hold'
 import { closeHoldsAtomically } from '../../src/billing/hold-statements'
 import { expireHoldsPage } from '../../src/billing/sweep-statements'
 import { migrate } from '../../src/db/migrate'

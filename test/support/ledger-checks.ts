@@ -1,6 +1,6 @@
 import { expect } from 'bun:test'
 import { sql } from 'drizzle-orm'
-import type { Database } from '../../src/db/client'
+import type { Database } from '../../src/db/database'
 
 /**
  * The money invariants of docs/billing.md, checked on the database itself: no wallet below
