@@ -1,4 +1,4 @@
-// The mock upstream of the tests, as its own process (WIRE.md §2). By default it answers at
+// The mock upstream of the tests, as its own process (docs/upstreams.md#openai-chat-completions). By default it answers at
 // once with a short text; BENCH_STREAM_WORDS and BENCH_CHUNK_MS make every answer a long paced
 // stream instead (one word per chunk, one chunk every M ms), for the streams scenario, and
 // BENCH_DELAY_MS makes every answer wait that long first.

@@ -9,7 +9,7 @@ import { mockCatalogEnv } from '../support/mock-catalog'
 import { MockUpstream } from '../upstream/mock-upstream'
 
 /** Every error of docs/api.md#credentials, with user tokens signed for real and checked against a live JWKS. */
-describe('authentication errors (API.md §5.3)', () => {
+describe('authentication errors (docs/api.md#credentials)', () => {
   let database: FreshDatabase
   let harness: TestGateway
   let idp: IdentityProvider

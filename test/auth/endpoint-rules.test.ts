@@ -33,7 +33,7 @@ function expected(rule: EndpointRule): Record<Column, Outcome> {
 
 const concrete = (path: string) => path.replace('*', 'openai/gpt-5')
 
-describe('route rules matrix (API.md §5.2)', () => {
+describe('route rules matrix (docs/api.md#authentication-per-route)', () => {
   let database: FreshDatabase
   let harness: TestGateway
   let idp: IdentityProvider

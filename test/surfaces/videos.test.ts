@@ -1,10 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { snapFamilyB } from '../../src/surfaces/videos/decode'
-import { type FreshDatabase, testDatabases } from '../support/databases'
+import { testDatabases } from '../support/databases'
 import { expectError } from '../support/envelopes'
-import { bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
-import { mockCatalogEnv } from '../support/mock-catalog'
-import { MockUpstream } from '../upstream/mock-upstream'
+import { bearer } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 import { MP4_BYTES } from '../upstream/videos'
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='
@@ -15,29 +14,21 @@ test('family B snaps durations to 4, 8 or 12, ties upward', () => {
 })
 
 describe('POST /v1/videos/generations', () => {
-  const upstream = new MockUpstream()
-  let database: FreshDatabase
-  let harness: TestGateway
+  const suite = gatewaySuite(testDatabases[0]!)
+  const upstream = suite.upstream
   let key: string
   let keyId: string
   let accountId: string
 
   beforeAll(async () => {
-    upstream.start()
-    database = await testDatabases[0]!.open()
-    harness = startGateway(database, { config: testConfig(mockCatalogEnv(upstream.baseUrl, upstream.baseUrl)) })
-    ;({ key, id: keyId, accountId } = await harness.key())
-  })
-  afterAll(async () => {
-    harness.services.close()
-    upstream.stop()
-    await database.close()
+    ;({ key, id: keyId, accountId } = await suite.harness.key())
   })
   beforeEach(() => upstream.reset())
 
-  const generate = (body: object) => harness.call('POST', '/v1/videos/generations', { headers: bearer(key), body })
-  const charges = async () => (await harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data.filter((entry: { kind: string }) => entry.kind === 'charge')
-  const balance = async () => (await harness.admin('GET', `/accounts/${accountId}`)).json.wallet
+  const generate = (body: object) => suite.harness.call('POST', '/v1/videos/generations', { headers: bearer(key), body })
+  const charges = async () =>
+    (await suite.harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data.filter((entry: { kind: string }) => entry.kind === 'charge')
+  const balance = async () => (await suite.harness.admin('GET', `/accounts/${accountId}`)).json.wallet
 
   test('family B: multipart submit with snapped seconds and size, polling, the clip inline, billed by the returned seconds', async () => {
     upstream.script({ kind: 'video', pollsBeforeDone: 2 })
@@ -146,7 +137,7 @@ describe('POST /v1/videos/generations', () => {
     const before = await balance()
     upstream.script({ kind: 'video', readyAfterMs: 60_000 })
     const client = new AbortController()
-    const pending = harness.gateway
+    const pending = suite.harness.gateway
       .handle(
         new Request('http://localhost/v1/videos/generations', {
           method: 'POST',
@@ -171,7 +162,7 @@ describe('POST /v1/videos/generations', () => {
   })
 
   test('bodies over 10 MiB are refused with 413 from their declared length', async () => {
-    const response = await harness.gateway.handle(
+    const response = await suite.harness.gateway.handle(
       new Request('http://localhost/v1/videos/generations', {
         method: 'POST',
         headers: { ...bearer(key), 'content-type': 'application/json', 'content-length': String(11 * 1024 * 1024) },
@@ -195,7 +186,7 @@ describe('POST /v1/videos/generations', () => {
       return new TextEncoder().encode(json + ' '.repeat(size - json.length))
     }
     const send = (bytes: Uint8Array<ArrayBuffer>, declared: boolean) =>
-      harness.gateway.handle(
+      suite.harness.gateway.handle(
         new Request('http://localhost/v1/videos/generations', {
           method: 'POST',
           headers: { ...bearer(key), 'content-type': 'application/json', ...(declared ? { 'content-length': String(bytes.byteLength) } : {}) },
