@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { parseCsv } from '../support/csv'
-import { type FreshDatabase, testDatabases } from '../support/databases'
-import { startGateway, type TestGateway } from '../support/gateway'
+import { testDatabases } from '../support/databases'
+import { gatewaySuite } from '../support/gateway-suite'
 
 /** The CSV's records as objects keyed by its header. */
 function csvRows(text: string): Record<string, string>[] {
@@ -27,24 +27,15 @@ const FORMULAS = {
  */
 for (const kind of testDatabases) {
   describe(`CSV exports neutralise formulas (${kind.kind})`, () => {
-    let database: FreshDatabase
-    let harness: TestGateway
-    beforeAll(async () => {
-      database = await kind.open()
-      harness = startGateway(database)
-    })
-    afterAll(async () => {
-      harness.services.close()
-      await database.close()
-    })
+    const suite = gatewaySuite(kind, { builtInCatalog: true })
 
     test('ledger: a credit note, a user sub and every other text column; a negative amount stays a number', async () => {
-      const account = await harness.account()
-      const credit = await harness.admin('POST', `/accounts/${account.id}/credits`, { amount: 2, note: FORMULAS.equals })
+      const account = await suite.harness.account()
+      const credit = await suite.harness.admin('POST', `/accounts/${account.id}/credits`, { amount: 2, note: FORMULAS.equals })
       expect(credit.status).toBe(200)
-      const debit = await harness.admin('POST', `/accounts/${account.id}/credits`, { amount: -1.5, note: FORMULAS.minus })
+      const debit = await suite.harness.admin('POST', `/accounts/${account.id}/credits`, { amount: -1.5, note: FORMULAS.minus })
       expect(debit.status).toBe(200)
-      const csv = await harness.admin('GET', `/ledger?account_id=${account.id}&format=csv`)
+      const csv = await suite.harness.admin('GET', `/ledger?account_id=${account.id}&format=csv`)
       expect(csv.status).toBe(200)
       const [adjustment, topUp] = csvRows(csv.text)
       expect(topUp?.note).toBe(`'${FORMULAS.equals}`)
@@ -52,16 +43,16 @@ for (const kind of testDatabases) {
       expect(adjustment?.amount).toBe('-1.500000')
       expect(topUp?.amount).toBe('2.000000')
       // The JSON answers are the data as it is.
-      expect((await harness.admin('GET', `/ledger?account_id=${account.id}`)).json.data[1].note).toBe(FORMULAS.equals)
+      expect((await suite.harness.admin('GET', `/ledger?account_id=${account.id}`)).json.data[1].note).toBe(FORMULAS.equals)
 
       // A user whose sub is a formula; then every other text column of its entry made one too.
       const sub = FORMULAS.at
-      expect((await harness.admin('POST', '/users/credits', { iss: 'https://idp.example', sub, amount: 1 })).status).toBe(200)
-      await database.db.execute(
+      expect((await suite.harness.admin('POST', '/users/credits', { iss: 'https://idp.example', sub, amount: 1 })).status).toBe(200)
+      await suite.database.db.execute(
         sql`update ledger_entries set account_id = ${FORMULAS.plus}, key_id = ${FORMULAS.minus}, env = ${FORMULAS.tab}, request_id = ${FORMULAS.cr},
             model = ${FORMULAS.equals}, route = ${FORMULAS.at}, note = ${FORMULAS.tab} where user_sub = ${sub}`,
       )
-      const userCsv = await harness.admin('GET', `/ledger?user_sub=${encodeURIComponent(sub)}&format=csv`)
+      const userCsv = await suite.harness.admin('GET', `/ledger?user_sub=${encodeURIComponent(sub)}&format=csv`)
       const [entry] = csvRows(userCsv.text)
       expect(entry).toMatchObject({
         user_sub: `'${FORMULAS.at}`,
@@ -80,11 +71,11 @@ for (const kind of testDatabases) {
     })
 
     test('usage summaries: every text column; costs stay numbers', async () => {
-      await database.db.execute(
+      await suite.database.db.execute(
         sql`insert into usage_rollups (hour, account_id, key_id, user_sub, model, requests, input_tokens, output_tokens, cost)
             values ('2030-03-01T10:00:00Z', ${FORMULAS.equals}, ${FORMULAS.plus}, ${FORMULAS.at}, ${FORMULAS.minus}, 3, 10, 20, 1500000)`,
       )
-      const csv = await harness.admin('GET', '/usage?group_by=hour,account,key,user,model&since=2030-03-01&until=2030-03-02&format=csv')
+      const csv = await suite.harness.admin('GET', '/usage?group_by=hour,account,key,user,model&since=2030-03-01&until=2030-03-02&format=csv')
       expect(csv.status).toBe(200)
       const rows = csvRows(csv.text)
       expect(rows).toHaveLength(1)

@@ -1,19 +1,35 @@
 import { afterAll, beforeAll } from 'bun:test'
+import type { DatabaseHandle } from '../../src/db/client'
 import { MockUpstream } from '../upstream/mock-upstream'
 import type { FreshDatabase, TestDatabase } from './databases'
-import { startGateway, type TestGateway, testConfig } from './gateway'
+import { ADMIN_TOKEN, startGateway, type TestGateway, testConfig } from './gateway'
 import { type InterruptibleDatabase, interruptible } from './interruptible-database'
 import { mockCatalogEnv } from './mock-catalog'
+import { type GatewayProcess, startGatewayProcess } from './process'
 
 /** What one describe block works with: its own fresh database, a gateway on it, and a mock upstream the catalogue points at. */
 export interface GatewaySuite {
   readonly database: FreshDatabase
+  /** The gateway started before the block's tests (none with `gateway: false`). */
   readonly harness: TestGateway
+  /** The mock upstream the catalogue's providers point at (none with `builtInCatalog`). */
   readonly upstream: MockUpstream
   /** With `secondUpstream`: the mock the catalogue's second providers (mockCatalogEnv's `b`) point at. */
   readonly secondUpstream: MockUpstream
   /** With `interruptible`: the gateway's connection to its database, which the test can cut. */
   readonly connection: InterruptibleDatabase
+  /**
+   * Another gateway on the suite's database (another instance of a deployment, or a gateway a
+   * test starts for itself), configured as the suite's with `env` over it; closed after the
+   * block, or earlier by the test.
+   */
+  instance(options?: InstanceOptions): TestGateway
+  /**
+   * A gateway process on the suite's database (Postgres only: its URL), with the suite's
+   * catalogue and admin token and `env` over them; stopped after the block unless the test
+   * stopped it.
+   */
+  process(env?: Record<string, string>): Promise<GatewayProcess>
 }
 
 export interface GatewaySuiteOptions {
@@ -27,6 +43,27 @@ export interface GatewaySuiteOptions {
   env?: Record<string, string | undefined> | ((upstreams: { upstream: MockUpstream; second: MockUpstream | undefined }) => Record<string, string | undefined>)
   /** The catalogue's second providers get a mock upstream of their own (failover between two upstreams). */
   secondUpstream?: boolean
+  /** Fields added to named providers of the mock catalogue (mockCatalogEnv's `providerSettings`). */
+  providerSettings?: Record<string, Record<string, unknown>>
+  /** The gateway serves the built-in catalogue (its providers need the network), and no mock upstream is started. */
+  builtInCatalog?: boolean
+  /** The block starts its gateways itself, with `instance()`: none is started before its tests. */
+  gateway?: false
+  /** The clock of the suite's gateways (instances may have their own). */
+  now?: () => number
+}
+
+export interface InstanceOptions {
+  /** Environment over the suite's. */
+  env?: Record<string, string | undefined>
+  /** The mock catalogue with these provider fields, for this instance only. */
+  providerSettings?: Record<string, Record<string, unknown>>
+  /** Its clock; the suite's by default. */
+  now?: () => number
+  /** Parts of the database handle replaced (a connection of its own, a statement runner that fails). */
+  handle?: Partial<DatabaseHandle>
+  /** How long a user-token verifier waits before fetching the keys again (startGateway's). */
+  refetchCooldownMs?: number
 }
 
 /**
@@ -38,48 +75,86 @@ export function gatewaySuite(kind: TestDatabase, options: GatewaySuiteOptions = 
   let database: FreshDatabase | undefined
   let harness: TestGateway | undefined
   let connection: InterruptibleDatabase | undefined
-  const upstream = new MockUpstream()
+  let env: Record<string, string | undefined> = {}
+  const instances: TestGateway[] = []
+  const processes: GatewayProcess[] = []
+  const upstream = options.builtInCatalog ? undefined : new MockUpstream()
   const second = options.secondUpstream ? new MockUpstream() : undefined
+  const started = () => {
+    if (!database) throw new Error('the suite has not started')
+    return database
+  }
+  const catalogEnv = (providerSettings = options.providerSettings) =>
+    upstream ? mockCatalogEnv(upstream.baseUrl, (second ?? upstream).baseUrl, providerSettings) : {}
   beforeAll(async () => {
-    upstream.start()
+    upstream?.start()
     second?.start()
     database = await kind.open()
     connection = options.interruptible ? await interruptible(database, options.interruptible) : undefined
-    harness = startGateway(
-      { ...database, ...connection?.handle },
-      {
-        config: testConfig({
-          ...mockCatalogEnv(upstream.baseUrl, (second ?? upstream).baseUrl),
-          ...(typeof options.env === 'function' ? options.env({ upstream, second }) : options.env),
-        }),
-      },
-    )
+    env = {
+      ...catalogEnv(),
+      ...(typeof options.env === 'function'
+        ? options.env({
+            get upstream() {
+              return suite.upstream
+            },
+            second,
+          })
+        : options.env),
+    }
+    if (options.gateway !== false) harness = startGateway({ ...database, ...connection?.handle }, { config: testConfig(env), now: options.now })
   })
   // Closing a Postgres pool whose connection a cut left behind can wait out its 5 s grace.
   afterAll(async () => {
+    await Promise.all(processes.map((process) => (process.child.exitCode === null ? process.stop() : process.child.exited)))
+    for (const instance of instances) instance.services.close()
     harness?.services.close()
     await connection?.close()
-    upstream.stop()
+    upstream?.stop()
     second?.stop()
     await database?.close()
   }, 30_000)
-  return {
+  const suite: GatewaySuite = {
     get connection() {
       if (!connection) throw new Error('the suite was not made interruptible')
       return connection
     },
     get database() {
-      if (!database) throw new Error('the suite has not started')
-      return database
+      return started()
     },
     get harness() {
-      if (!harness) throw new Error('the suite has not started')
+      if (!harness) throw new Error(options.gateway === false ? 'the suite starts no gateway of its own' : 'the suite has not started')
       return harness
     },
-    upstream,
+    get upstream() {
+      if (!upstream) throw new Error('the suite serves the built-in catalogue: it has no mock upstream')
+      return upstream
+    },
     get secondUpstream() {
       if (!second) throw new Error('the suite has no second upstream')
       return second
     },
+    instance(instance = {}) {
+      const catalog = instance.providerSettings ? catalogEnv({ ...options.providerSettings, ...instance.providerSettings }) : {}
+      const gateway = startGateway(
+        { ...started(), ...connection?.handle, ...instance.handle },
+        {
+          config: testConfig({ ...env, ...catalog, ...instance.env }),
+          now: instance.now ?? options.now,
+          refetchCooldownMs: instance.refetchCooldownMs,
+        },
+      )
+      instances.push(gateway)
+      return gateway
+    },
+    async process(extra = {}) {
+      const url = started().url
+      if (!url) throw new Error('a gateway process needs a database it can reach: Postgres')
+      const defined = Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined))
+      const process = await startGatewayProcess({ ...defined, DATABASE_URL: url, TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, ...extra })
+      processes.push(process)
+      return process
+    },
   }
+  return suite
 }
