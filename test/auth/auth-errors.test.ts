@@ -1,84 +1,72 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { and, eq } from 'drizzle-orm'
 import { keySpend } from '../../src/db/schema'
-import { type FreshDatabase, testDatabases } from '../support/databases'
+import { testDatabases } from '../support/databases'
 import { expectError } from '../support/envelopes'
-import { bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
+import { bearer, startGateway, testConfig } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 import { IdentityProvider } from '../support/identity-provider'
-import { mockCatalogEnv } from '../support/mock-catalog'
-import { MockUpstream } from '../upstream/mock-upstream'
 
 /** Every error of docs/api.md#credentials, with user tokens signed for real and checked against a live JWKS. */
 describe('authentication errors (docs/api.md#credentials)', () => {
-  let database: FreshDatabase
-  let harness: TestGateway
   let idp: IdentityProvider
   let clock = Date.now()
 
-  const upstream = new MockUpstream()
-
   beforeAll(async () => {
     idp = await new IdentityProvider().start()
-    upstream.start()
-    database = await testDatabases[0]!.open()
-    harness = startGateway(database, {
-      config: testConfig({
-        ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl),
-        TOLLGATE_OIDC_ISSUER: idp.issuer,
-        TOLLGATE_OIDC_AUDIENCE: idp.audience,
-        TOLLGATE_OIDC_JWKS_URL: `${idp.issuer}/jwks`,
-      }),
-      now: () => clock,
-    })
   })
-  afterAll(async () => {
-    idp.stop()
-    upstream.stop()
-    harness.services.close()
-    await database.close()
+  const suite = gatewaySuite(testDatabases[0]!, {
+    env: () => ({ TOLLGATE_OIDC_ISSUER: idp.issuer, TOLLGATE_OIDC_AUDIENCE: idp.audience, TOLLGATE_OIDC_JWKS_URL: `${idp.issuer}/jwks` }),
+    now: () => clock,
   })
+  afterAll(() => idp.stop())
 
-  const pricing = (headers: Record<string, string>) => harness.call('GET', '/v1/pricing', { headers })
+  const pricing = (headers: Record<string, string>) => suite.harness.call('GET', '/v1/pricing', { headers })
   const chat = (headers: Record<string, string>, model = 'test/cheap') =>
-    harness.call('POST', '/v1/chat/completions', { headers, body: { model, messages: [{ role: 'user', content: 'hi' }] } })
+    suite.harness.call('POST', '/v1/chat/completions', { headers, body: { model, messages: [{ role: 'user', content: 'hi' }] } })
 
   describe('401 invalid_api_key', () => {
     test('missing header', async () => expectError(await pricing({}), 401, 'invalid_api_key'))
     test('malformed header', async () => expectError(await pricing({ authorization: 'Basic dXNlcjpwYXNz' }), 401, 'invalid_api_key'))
     test('empty Bearer', async () => expectError(await pricing({ authorization: 'Bearer ' }), 401, 'invalid_api_key'))
     test('wrong service word', async () => {
-      const { key } = await harness.key()
+      const { key } = await suite.harness.key()
       expectError(await pricing(bearer(key.replace('tollgate_', 'openai_'))), 401, 'invalid_api_key')
     })
     test('wrong environment part', async () => {
-      const { key } = await harness.key()
+      const { key } = await suite.harness.key()
       expectError(await pricing(bearer(key.replace('_prod_', '_test_'))), 401, 'invalid_api_key')
     })
     test('secret too short', async () => expectError(await pricing(bearer('tollgate_sk_prod_abc')), 401, 'invalid_api_key'))
     test('unknown key', async () => {
-      const { key } = await harness.key()
+      const { key } = await suite.harness.key()
       expectError(await pricing(bearer(`${key.slice(0, -1)}${key.endsWith('a') ? 'b' : 'a'}`)), 401, 'invalid_api_key')
     })
     test('revoked key, at once on the instance that revoked', async () => {
-      const { id, key } = await harness.key()
+      const { id, key } = await suite.harness.key()
       expect((await pricing(bearer(key))).status).toBe(200)
-      expect((await harness.admin('POST', `/keys/${id}/revoke`)).status).toBe(200)
+      expect((await suite.harness.admin('POST', `/keys/${id}/revoke`)).status).toBe(200)
       expectError(await pricing(bearer(key)), 401, 'invalid_api_key')
     })
     test('expired key', async () => {
-      const { key } = await harness.key({ expires_at: new Date(clock + 60_000).toISOString() })
+      const { key } = await suite.harness.key({ expires_at: new Date(clock + 60_000).toISOString() })
       expect((await pricing(bearer(key))).status).toBe(200)
       clock += 61_000
       expectError(await pricing(bearer(key)), 401, 'invalid_api_key')
     })
     test('a dev key works like a prod key', async () => {
-      const { key } = await harness.key({ env: 'dev' })
+      const { key } = await suite.harness.key({ env: 'dev' })
       expect(key).toStartWith('tollgate_sk_dev_')
       expect((await pricing(bearer(key))).status).toBe(200)
     })
     test('messages-format envelope on /v1/messages*', async () => {
-      expectError(await harness.call('POST', '/v1/messages/count_tokens', { headers: { 'x-api-key': 'nope' }, body: {} }), 401, 'invalid_api_key', 'messages')
-      const reply = await harness.call('POST', '/v1/messages/count_tokens', { body: {} })
+      expectError(
+        await suite.harness.call('POST', '/v1/messages/count_tokens', { headers: { 'x-api-key': 'nope' }, body: {} }),
+        401,
+        'invalid_api_key',
+        'messages',
+      )
+      const reply = await suite.harness.call('POST', '/v1/messages/count_tokens', { body: {} })
       expectError(reply, 401, 'invalid_api_key', 'messages')
       expect(reply.json.error.type).toBe('authentication_error')
     })
@@ -113,7 +101,7 @@ describe('authentication errors (docs/api.md#credentials)', () => {
     })
     test('not a JWT at all', async () => expectError(await pricing(bearer('not-a-jwt')), 401, 'invalid_token'))
     test('refused when no identity provider is configured', async () => {
-      const plain = startGateway(database)
+      const plain = startGateway(suite.database)
       expectError(await plain.call('GET', '/v1/pricing', { headers: bearer(await idp.token()) }), 401, 'invalid_token')
     })
   })
@@ -123,7 +111,7 @@ describe('authentication errors (docs/api.md#credentials)', () => {
       const token = await idp.token({ sub: 'first-timer' })
       expect((await pricing(bearer(token))).status).toBe(200)
       expect((await pricing(bearer(token))).status).toBe(200)
-      const allotment = await harness.admin('GET', `/users/allotment?iss=${encodeURIComponent(idp.issuer)}&sub=first-timer`)
+      const allotment = await suite.harness.admin('GET', `/users/allotment?iss=${encodeURIComponent(idp.issuer)}&sub=first-timer`)
       expect(allotment.json).toEqual({ balance: 0, held: 0, available: 0 })
     })
     test('may name the client in azp when they carry no aud, and carry scopes as an scp array', async () => {
@@ -139,7 +127,7 @@ describe('authentication errors (docs/api.md#credentials)', () => {
       expect(idp.jwksRequests).toBe(before + 1)
     })
     test('the JWKS location is discovered from the issuer when not configured', async () => {
-      const discovered = startGateway(database, {
+      const discovered = startGateway(suite.database, {
         config: testConfig({ TOLLGATE_OIDC_ISSUER: idp.issuer, TOLLGATE_OIDC_AUDIENCE: idp.audience }),
       })
       expect(discovered.services.config.oidc?.jwksUrl).toBeUndefined()
@@ -154,23 +142,23 @@ describe('authentication errors (docs/api.md#credentials)', () => {
   })
 
   test('403 insufficient_scope: an API key whose scopes exclude the endpoint', async () => {
-    const { key } = await harness.key({ scopes: ['chat'] })
+    const { key } = await suite.harness.key({ scopes: ['chat'] })
     expectError(await pricing(bearer(key)), 403, 'insufficient_scope')
-    expectError(await harness.call('GET', '/v1/wallet', { headers: bearer(key) }), 403, 'insufficient_scope')
-    expectError(await harness.call('POST', '/v1/messages', { headers: { 'x-api-key': key }, body: {} }), 403, 'insufficient_scope', 'messages')
+    expectError(await suite.harness.call('GET', '/v1/wallet', { headers: bearer(key) }), 403, 'insufficient_scope')
+    expectError(await suite.harness.call('POST', '/v1/messages', { headers: { 'x-api-key': key }, body: {} }), 403, 'insufficient_scope', 'messages')
     // Within its scopes the key gets past authorization.
     expect([401, 403]).not.toContain((await chat(bearer(key))).status)
     // The models routes need no scope.
-    expect((await harness.call('GET', '/v1/models', { headers: bearer(key) })).status).toBe(200)
+    expect((await suite.harness.call('GET', '/v1/models', { headers: bearer(key) })).status).toBe(200)
   })
 
   test("403 model_not_allowed: a model outside the key's allowed models", async () => {
-    const { key } = await harness.key({ allowed_models: ['anthropic/*', 'test/cheap'] })
-    upstream.reset()
+    const { key } = await suite.harness.key({ allowed_models: ['anthropic/*', 'test/cheap'] })
+    suite.upstream.reset()
     expectError(await chat(bearer(key), 'test/smart'), 403, 'model_not_allowed')
-    expect(upstream.received).toHaveLength(0)
-    const { key: chatOnly } = await harness.key({ allowed_models: ['test/*'] })
-    const messages = await harness.call('POST', '/v1/messages', {
+    expect(suite.upstream.received).toHaveLength(0)
+    const { key: chatOnly } = await suite.harness.key({ allowed_models: ['test/*'] })
+    const messages = await suite.harness.call('POST', '/v1/messages', {
       headers: { 'x-api-key': chatOnly },
       body: { model: 'anthropic/claude-test', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] },
     })
@@ -181,17 +169,17 @@ describe('authentication errors (docs/api.md#credentials)', () => {
   })
 
   test('403 api_key_quota_exceeded: the monthly quota is reached', async () => {
-    const { id, key } = await harness.key({ monthly_quota: 1.5 })
+    const { id, key } = await suite.harness.key({ monthly_quota: 1.5 })
     expect((await chat(bearer(key))).status).toBe(200)
-    const spent = (await harness.call('GET', '/v1/wallet', { headers: bearer(key) })).json.key.month_spent
+    const spent = (await suite.harness.call('GET', '/v1/wallet', { headers: bearer(key) })).json.key.month_spent
     expect(spent).toBeGreaterThan(0)
     // Charges this month reaching exactly the quota.
-    await database.db
+    await suite.database.db
       .update(keySpend)
       .set({ charged: 1_500_000n })
       .where(and(eq(keySpend.keyId, id), eq(keySpend.month, new Date(clock).toISOString().slice(0, 7))))
     expectError(await chat(bearer(key)), 403, 'api_key_quota_exceeded')
-    const wallet2 = await harness.call('GET', '/v1/wallet', { headers: bearer(key) })
+    const wallet2 = await suite.harness.call('GET', '/v1/wallet', { headers: bearer(key) })
     expect(wallet2.json.key).toMatchObject({ monthly_quota: 1.5, month_spent: 1.5 })
   })
 })

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { ENDPOINT_RULES, type EndpointRule } from '../../src/auth/endpoint-rules'
 import { envelopeOfPath } from '../../src/errors/render'
-import { type FreshDatabase, testDatabases } from '../support/databases'
+import { testDatabases } from '../support/databases'
 import { expectError } from '../support/envelopes'
-import { bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
+import { bearer } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 import { IdentityProvider } from '../support/identity-provider'
 
 /**
@@ -34,25 +35,22 @@ function expected(rule: EndpointRule): Record<Column, Outcome> {
 const concrete = (path: string) => path.replace('*', 'openai/gpt-5')
 
 describe('route rules matrix (docs/api.md#authentication-per-route)', () => {
-  let database: FreshDatabase
-  let harness: TestGateway
   let idp: IdentityProvider
   let apiKey: string
   let userToken: string
 
   beforeAll(async () => {
     idp = await new IdentityProvider().start()
-    database = await testDatabases[0]!.open()
-    harness = startGateway(database, {
-      config: testConfig({ TOLLGATE_OIDC_ISSUER: idp.issuer, TOLLGATE_OIDC_AUDIENCE: idp.audience }),
-    })
-    apiKey = (await harness.key()).key
+  })
+  const suite = gatewaySuite(testDatabases[0]!, {
+    builtInCatalog: true,
+    env: () => ({ TOLLGATE_OIDC_ISSUER: idp.issuer, TOLLGATE_OIDC_AUDIENCE: idp.audience }),
+  })
+  beforeAll(async () => {
+    apiKey = (await suite.harness.key()).key
     userToken = await idp.token()
   })
-  afterAll(async () => {
-    idp.stop()
-    await database.close()
-  })
+  afterAll(() => idp.stop())
 
   const headersFor = (column: Column): Record<string, string> =>
     ({ bearerKey: bearer(apiKey), bearerToken: bearer(userToken), xApiKey: { 'x-api-key': apiKey }, none: {} })[column]
@@ -61,7 +59,7 @@ describe('route rules matrix (docs/api.md#authentication-per-route)', () => {
     for (const column of ['bearerKey', 'bearerToken', 'xApiKey', 'none'] as const) {
       const outcome = expected(rule)[column]
       test(`${rule.method} ${rule.path} with ${column}: ${outcome}`, async () => {
-        const reply = await harness.call(rule.method, concrete(rule.path), {
+        const reply = await suite.harness.call(rule.method, concrete(rule.path), {
           headers: headersFor(column),
           body: rule.method === 'POST' ? {} : undefined,
         })
@@ -79,21 +77,21 @@ describe('route rules matrix (docs/api.md#authentication-per-route)', () => {
 
   test('models routes ignore x-api-key, even a wrong one, and public routes ignore every credential', async () => {
     for (const path of ['/v1/models', '/v1/models/openai/gpt-5']) {
-      expect((await harness.call('GET', path, { headers: { 'x-api-key': 'tollgate_sk_prod_wrong' } })).status).toBe(200)
+      expect((await suite.harness.call('GET', path, { headers: { 'x-api-key': 'tollgate_sk_prod_wrong' } })).status).toBe(200)
     }
     for (const path of ['/v1/models/coding', '/v1/healthz', '/v1/readyz']) {
-      expect((await harness.call('GET', path, { headers: bearer('tollgate_sk_prod_wrong') })).status).toBe(200)
+      expect((await suite.harness.call('GET', path, { headers: bearer('tollgate_sk_prod_wrong') })).status).toBe(200)
     }
   })
 
   test('a wrong Bearer credential on an optional-credential route is refused, not ignored', async () => {
-    expectError(await harness.call('GET', '/v1/models', { headers: bearer('tollgate_sk_prod_wrong') }), 401, 'invalid_api_key')
+    expectError(await suite.harness.call('GET', '/v1/models', { headers: bearer('tollgate_sk_prod_wrong') }), 401, 'invalid_api_key')
   })
 
   test('HEAD on a GET route follows the GET rule: refused without the credential, served with it', async () => {
     for (const rule of ENDPOINT_RULES.filter((rule) => rule.method === 'GET')) {
-      const anonymous = await harness.gateway.handle(new Request(`http://localhost${concrete(rule.path)}`, { method: 'HEAD' }))
-      const authorized = await harness.gateway.handle(new Request(`http://localhost${concrete(rule.path)}`, { method: 'HEAD', headers: bearer(apiKey) }))
+      const anonymous = await suite.harness.gateway.handle(new Request(`http://localhost${concrete(rule.path)}`, { method: 'HEAD' }))
+      const authorized = await suite.harness.gateway.handle(new Request(`http://localhost${concrete(rule.path)}`, { method: 'HEAD', headers: bearer(apiKey) }))
       expect({ path: rule.path, status: authorized.status }).toEqual({ path: rule.path, status: 200 })
       const anonymousStatus = rule.credentials === 'public' || rule.credentials === 'optional-bearer' ? 200 : 401
       expect({ path: rule.path, status: anonymous.status }).toEqual({ path: rule.path, status: anonymousStatus })
@@ -101,7 +99,9 @@ describe('route rules matrix (docs/api.md#authentication-per-route)', () => {
   })
 
   test('every /v1 route the app serves has exactly one rule, and every rule a route', () => {
-    const served = harness.gateway.endpoints.filter((endpoint) => endpoint.path.startsWith('/v1/')).map((endpoint) => `${endpoint.method} ${endpoint.path}`)
+    const served = suite.harness.gateway.endpoints
+      .filter((endpoint) => endpoint.path.startsWith('/v1/'))
+      .map((endpoint) => `${endpoint.method} ${endpoint.path}`)
     const ruled = ENDPOINT_RULES.map((rule) => `${rule.method} ${rule.path}`)
     expect(new Set(ruled).size).toBe(ruled.length)
     expect([...served].sort()).toEqual([...ruled].sort())

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { type FreshDatabase, testDatabases } from '../support/databases'
+import { testDatabases } from '../support/databases'
 import { expectError } from '../support/envelopes'
-import { bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
+import { bearer, type TestGateway } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 import { IdentityProvider } from '../support/identity-provider'
 import { TcpProxy } from '../support/tcp-proxy'
 
@@ -11,28 +12,17 @@ import { TcpProxy } from '../support/tcp-proxy'
  * because the identity provider is away is a 503 to retry, not a verdict.
  */
 describe('user tokens and an unreachable identity provider', () => {
-  let database: FreshDatabase
+  const suite = gatewaySuite(testDatabases[0]!, { builtInCatalog: true, gateway: false })
   let idp: IdentityProvider
-  const harnesses: TestGateway[] = []
 
   beforeAll(async () => {
-    database = await testDatabases[0]!.open()
     idp = await new IdentityProvider().start()
   })
-  afterAll(async () => {
-    harnesses.forEach((harness) => harness.services.close())
-    idp.stop()
-    await database.close()
-  })
+  afterAll(() => idp.stop())
 
   /** A gateway that has not downloaded any key yet, trusting `issuer` (its JWKS at `jwksUrl`, or discovered). */
-  const gatewayFor = (issuer: string, jwksUrl?: string) => {
-    const harness = startGateway(database, {
-      config: testConfig({ TOLLGATE_OIDC_ISSUER: issuer, TOLLGATE_OIDC_AUDIENCE: idp.audience, TOLLGATE_OIDC_JWKS_URL: jwksUrl }),
-    })
-    harnesses.push(harness)
-    return harness
-  }
+  const gatewayFor = (issuer: string, jwksUrl?: string) =>
+    suite.instance({ env: { TOLLGATE_OIDC_ISSUER: issuer, TOLLGATE_OIDC_AUDIENCE: idp.audience, TOLLGATE_OIDC_JWKS_URL: jwksUrl } })
   const pricing = (harness: TestGateway, credential: string) => harness.call('GET', '/v1/pricing', { headers: bearer(credential) })
   const timed = async <T>(work: () => Promise<T>): Promise<{ result: T; ms: number }> => {
     const startedAt = performance.now()

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { type FreshDatabase, testDatabases } from '../support/databases'
-import { startGateway, type TestGateway } from '../support/gateway'
+import { describe, expect, test } from 'bun:test'
+import { testDatabases } from '../support/databases'
+import { gatewaySuite } from '../support/gateway-suite'
 
 /**
  * A body whose value has the wrong type is refused by the gateway's own check, at the first
@@ -9,20 +9,11 @@ import { startGateway, type TestGateway } from '../support/gateway'
  */
 for (const kind of testDatabases) {
   describe(`bodies of the wrong shape (${kind.kind})`, () => {
-    let database: FreshDatabase
-    let gateway: TestGateway
-    beforeAll(async () => {
-      database = await kind.open()
-      gateway = startGateway(database)
-    })
-    afterAll(async () => {
-      gateway.services.close()
-      await database.close()
-    })
+    const suite = gatewaySuite(kind, { builtInCatalog: true })
 
     test('a megabyte string where the messages array belongs: 400 naming messages, not one of its characters', async () => {
-      const { key } = await gateway.key()
-      const reply = await gateway.call('POST', '/v1/chat/completions', {
+      const { key } = await suite.harness.key()
+      const reply = await suite.harness.call('POST', '/v1/chat/completions', {
         headers: { authorization: `Bearer ${key}` },
         body: { model: 'test/cheap', messages: 'y'.repeat(1_000_000) },
       })
@@ -31,8 +22,8 @@ for (const kind of testDatabases) {
     })
 
     test('the same on /v1/messages, in its own envelope', async () => {
-      const { key } = await gateway.key()
-      const reply = await gateway.call('POST', '/v1/messages', {
+      const { key } = await suite.harness.key()
+      const reply = await suite.harness.call('POST', '/v1/messages', {
         headers: { 'x-api-key': key },
         body: { model: 'claude-test', max_tokens: 10, messages: 'y'.repeat(1_000_000) },
       })
@@ -41,8 +32,8 @@ for (const kind of testDatabases) {
     })
 
     test('an admin body: a five-megabyte string where an object belongs is refused naming the field', async () => {
-      const account = await gateway.account(1)
-      const reply = await gateway.admin('POST', '/custom-models', {
+      const account = await suite.harness.account(1)
+      const reply = await suite.harness.admin('POST', '/custom-models', {
         account_id: account.id,
         name: 'x',
         base_model: 'test/cheap',
