@@ -1,29 +1,17 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { CounterUnavailableError, RedisHitCounter } from '../../src/auth/rate-limit'
-import { type FreshDatabase, testDatabases } from '../support/databases'
+import { testDatabases } from '../support/databases'
 import { expectError } from '../support/envelopes'
-import { bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
+import { bearer, type TestGateway, testConfig } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 import { mockCatalogEnv } from '../support/mock-catalog'
 import { TcpProxy } from '../support/tcp-proxy'
 import { MockUpstream } from '../upstream/mock-upstream'
 
 describe('per-key limits and revocation across instances', () => {
-  let database: FreshDatabase
   let clock = Date.UTC(2026, 10, 22, 12, 0, 0)
-  const gateways: TestGateway[] = []
-  const gateway = (env: Record<string, string> = {}) => {
-    const started = startGateway(database, { config: testConfig(env), now: () => clock })
-    gateways.push(started)
-    return started
-  }
-
-  beforeAll(async () => {
-    database = await testDatabases[testDatabases.length - 1]!.open()
-  })
-  afterAll(async () => {
-    gateways.forEach((started) => started.services.close())
-    await database.close()
-  })
+  const suite = gatewaySuite(testDatabases[testDatabases.length - 1]!, { builtInCatalog: true, gateway: false, now: () => clock })
+  const gateway = (env: Record<string, string> = {}) => suite.instance({ env })
 
   test('rpm: the request past the limit is 429 with Retry-After until the next minute', async () => {
     const harness = gateway()

@@ -1,13 +1,14 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { beforeEach, describe, expect, test } from 'bun:test'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type FreshDatabase, testDatabases } from '../support/databases'
+import { testDatabases } from '../support/databases'
 import { expectError } from '../support/envelopes'
-import { bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
+import { bearer } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 import { expectBooksBalance } from '../support/ledger-checks'
 import { mockCatalog } from '../support/mock-catalog'
-import { MockUpstream } from '../upstream/mock-upstream'
+import type { MockUpstream } from '../upstream/mock-upstream'
 
 const JOB_TIMEOUT_MS = 1000
 
@@ -44,25 +45,13 @@ async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 3
  */
 for (const kind of testDatabases) {
   describe(`video jobs: deadlines and clients that leave (${kind.kind})`, () => {
-    const upstream = new MockUpstream()
-    let database: FreshDatabase
-    let harness: TestGateway
-
-    beforeAll(async () => {
-      upstream.start()
-      database = await kind.open()
-      harness = startGateway(database, { config: testConfig(catalogEnv(upstream)) })
-    })
-    afterAll(async () => {
-      harness.services.close()
-      upstream.stop()
-      await database.close()
-    })
+    const suite = gatewaySuite(kind, { env: ({ upstream }) => catalogEnv(upstream) })
+    const upstream = suite.upstream
     beforeEach(() => upstream.reset())
 
-    const generate = (key: string, body: object) => harness.call('POST', '/v1/videos/generations', { headers: bearer(key), body })
-    const wallet = async (accountId: string) => (await harness.admin('GET', `/accounts/${accountId}`)).json.wallet
-    const ledger = async (keyId: string) => (await harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data as any[]
+    const generate = (key: string, body: object) => suite.harness.call('POST', '/v1/videos/generations', { headers: bearer(key), body })
+    const wallet = async (accountId: string) => (await suite.harness.admin('GET', `/accounts/${accountId}`)).json.wallet
+    const ledger = async (keyId: string) => (await suite.harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data as any[]
     const requests = (method: string, pattern: RegExp) => upstream.received.filter((request) => request.method === method && pattern.test(request.path))
     const veoPolls = () => requests('POST', /:fetchPredictOperation$/).length
     const soraPolls = () => requests('GET', /^\/v1\/videos\/[^/]+$/).length
@@ -71,7 +60,7 @@ for (const kind of testDatabases) {
     function generateAndLeave(key: string, body: object, leaveAfterMs: number): Promise<Response | undefined> {
       const client = new AbortController()
       setTimeout(() => client.abort(), leaveAfterMs)
-      return harness.gateway
+      return suite.harness.gateway
         .handle(
           new Request('http://localhost/v1/videos/generations', {
             method: 'POST',
@@ -84,7 +73,7 @@ for (const kind of testDatabases) {
     }
 
     test('deadline, OpenAI videos: 504 upstream_timeout, nothing charged, the job deleted upstream, polling stopped', async () => {
-      const { key, id: keyId, accountId } = await harness.key()
+      const { key, id: keyId, accountId } = await suite.harness.key()
       upstream.script({ kind: 'video', neverFinishes: true })
       const started = Date.now()
       expectError(await generate(key, { model: 'test/sora', prompt: 'forever' }), 504, 'upstream_timeout')
@@ -99,11 +88,11 @@ for (const kind of testDatabases) {
       const polls = soraPolls()
       await Bun.sleep(100)
       expect(soraPolls()).toBe(polls)
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     })
 
     test('deadline, Veo: 504 upstream_timeout, nothing charged, polling stopped (Vertex has no cancel)', async () => {
-      const { key, accountId } = await harness.key()
+      const { key, accountId } = await suite.harness.key()
       upstream.script({ kind: 'video', neverFinishes: true })
       expectError(await generate(key, { model: 'google/veo-test', prompt: 'forever' }), 504, 'upstream_timeout')
       expect(await wallet(accountId)).toEqual({ balance: 100, held: 0, available: 100 })
@@ -112,11 +101,11 @@ for (const kind of testDatabases) {
       await Bun.sleep(100)
       expect(veoPolls()).toBe(polls)
       expect(upstream.received.filter((request) => request.method === 'DELETE')).toHaveLength(0)
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     })
 
     test('client leaves, OpenAI videos: the job is deleted upstream, the hold released, polling stopped', async () => {
-      const { key, id: keyId, accountId } = await harness.key()
+      const { key, id: keyId, accountId } = await suite.harness.key()
       upstream.script({ kind: 'video', readyAfterMs: 60_000 })
       const answered = generateAndLeave(key, { model: 'test/sora', prompt: 'never mind' }, 150)
       expect((await answered)?.status ?? 499).toBe(499)
@@ -130,11 +119,11 @@ for (const kind of testDatabases) {
       const polls = soraPolls()
       await Bun.sleep(100)
       expect(soraPolls()).toBe(polls)
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     })
 
     test('client leaves, OpenAI videos, the API refuses the delete: the job is followed to its end and billed', async () => {
-      const { key, id: keyId, accountId } = await harness.key()
+      const { key, id: keyId, accountId } = await suite.harness.key()
       upstream.script({ kind: 'video', readyAfterMs: 500, refuseCancel: true })
       const answered = generateAndLeave(key, { model: 'test/sora', prompt: 'keep going', seconds: 4 }, 150)
       await answered
@@ -143,11 +132,11 @@ for (const kind of testDatabases) {
       expect(upstream.videos.cancelled).toHaveLength(0)
       expect((await ledger(keyId)).find((entry) => entry.kind === 'charge')).toMatchObject({ amount: 0.4, usage: { video_seconds: 4, source: 'provider' } })
       expect(await wallet(accountId)).toEqual({ balance: 99.6, held: 0, available: 99.6 })
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     })
 
     test('client leaves, Veo: the job is followed to its end after the client left and billed for its seconds', async () => {
-      const { key, id: keyId, accountId } = await harness.key()
+      const { key, id: keyId, accountId } = await suite.harness.key()
       upstream.script({ kind: 'video', readyAfterMs: 500 })
       const answered = generateAndLeave(key, { model: 'google/veo-test', prompt: 'keep going', duration_seconds: 6 }, 150)
       await Bun.sleep(250)
@@ -160,11 +149,11 @@ for (const kind of testDatabases) {
       expect((await ledger(keyId)).find((entry) => entry.kind === 'charge')).toMatchObject({ amount: 2.4, usage: { video_seconds: 6, source: 'requested' } })
       expect(await wallet(accountId)).toEqual({ balance: 97.6, held: 0, available: 97.6 })
       expect(upstream.received.filter((request) => request.method === 'DELETE')).toHaveLength(0)
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     })
 
     test('client leaves, Veo: a followed job that fails, is blocked or runs past its deadline is released', async () => {
-      const { key, id: keyId, accountId } = await harness.key()
+      const { key, id: keyId, accountId } = await suite.harness.key()
       upstream.script(
         { kind: 'video', readyAfterMs: 400, result: 'failed' },
         { kind: 'video', readyAfterMs: 400, result: 'blocked' },
@@ -179,11 +168,11 @@ for (const kind of testDatabases) {
       await eventually(async () => (await ledger(keyId)).filter((entry) => entry.kind === 'release').length === 3)
       expect((await ledger(keyId)).filter((entry) => entry.kind === 'charge')).toHaveLength(0)
       expect(await wallet(accountId)).toEqual({ balance: 100, held: 0, available: 100 })
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     })
 
     test('duration bounds: each bad value is a 400 naming the field, before any hold or upstream call', async () => {
-      const { key, id: keyId } = await harness.key()
+      const { key, id: keyId } = await suite.harness.key()
       const checks: [object, string][] = [
         [{ model: 'google/veo-test', duration_seconds: 5 }, 'duration_seconds'],
         [{ model: 'google/veo-test', duration_seconds: 6.5 }, 'duration_seconds'],
@@ -212,7 +201,7 @@ for (const kind of testDatabases) {
     })
 
     test("duration bounds: allowed lengths pass; a model's own list replaces Veo's; family B still snaps", async () => {
-      const { key, id: keyId } = await harness.key()
+      const { key, id: keyId } = await suite.harness.key()
       const accepted: [object, number][] = [
         [{ model: 'google/veo-test', duration_seconds: 4 }, 4],
         [{ model: 'google/veo-test', seconds: '6' }, 6],
@@ -232,7 +221,7 @@ for (const kind of testDatabases) {
       }
       expect(requests('POST', /:predictLongRunning$/).map((request) => request.body.parameters.durationSeconds)).toEqual([4, 6, 8, 5, 10])
       expect((await ledger(keyId)).filter((entry) => entry.kind === 'charge')).toHaveLength(accepted.length)
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     })
   })
 }

@@ -1,12 +1,11 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { beforeEach, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
 import { convertPromptToGemini } from '../../src/providers/gemini/convert-request'
 import { decodeChatRequest } from '../../src/surfaces/chat-completions/decode'
-import { type FreshDatabase, testDatabases } from '../support/databases'
+import { testDatabases } from '../support/databases'
 import { expectError } from '../support/envelopes'
-import { bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
-import { mockCatalogEnv } from '../support/mock-catalog'
-import { MockUpstream } from '../upstream/mock-upstream'
+import { bearer } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 
 describe('chat request -> generateContent (golden)', () => {
   test('system, turns, tool calls answered by name, images, generation config, tool choice', () => {
@@ -50,28 +49,16 @@ describe('chat request -> generateContent (golden)', () => {
 })
 
 describe('Gemini models on chat completions', () => {
-  const upstream = new MockUpstream()
-  let database: FreshDatabase
-  let harness: TestGateway
-
-  beforeAll(async () => {
-    upstream.start()
-    database = await testDatabases[0]!.open()
-    harness = startGateway(database, { config: testConfig(mockCatalogEnv(upstream.baseUrl, upstream.baseUrl)) })
-  })
-  afterAll(async () => {
-    harness.services.close()
-    upstream.stop()
-    await database.close()
-  })
+  const suite = gatewaySuite(testDatabases[0]!)
+  const upstream = suite.upstream
   beforeEach(() => upstream.reset())
 
   const hi: { role: 'user'; content: string }[] = [{ role: 'user', content: 'Say hi.' }]
 
   test('generateContent with the provider key; usage with cached tokens becomes the exact cost', async () => {
-    const { key } = await harness.key()
+    const { key } = await suite.harness.key()
     upstream.script({ text: 'Hi from Gemini.', usage: { prompt_tokens: 1000, completion_tokens: 20, cached_tokens: 400 } })
-    const reply = await harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'google/gemini-test', messages: hi } })
+    const reply = await suite.harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'google/gemini-test', messages: hi } })
     expect(reply.status).toBe(200)
     const sent = upstream.received[0]!
     expect(sent.path).toBe('/v1beta/models/gemini-test-a:generateContent')
@@ -86,8 +73,8 @@ describe('Gemini models on chat completions', () => {
   })
 
   test('streaming through the official client, with a function call', async () => {
-    const { key } = await harness.key()
-    const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: harness.gateway.handle })
+    const { key } = await suite.harness.key()
+    const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: suite.harness.gateway.handle })
     try {
       const client = new OpenAI({ apiKey: key, baseURL: `http://127.0.0.1:${server.port}/v1`, maxRetries: 0 })
       upstream.script({ text: 'one two three', usage: { prompt_tokens: 10, completion_tokens: 3 } })
@@ -110,17 +97,20 @@ describe('Gemini models on chat completions', () => {
   })
 
   test('a Google client error keeps its status; a broken stream is not billed', async () => {
-    const { key, accountId } = await harness.key()
+    const { key, accountId } = await suite.harness.key()
     upstream.script({ kind: 'error', status: 400 })
     expectError(
-      await harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'google/gemini-test', messages: hi } }),
+      await suite.harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'google/gemini-test', messages: hi } }),
       400,
       'invalid_argument',
     )
     upstream.script({ text: 'a b c d', cutAfterChunks: 2 })
-    const cut = await harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'google/gemini-test', messages: hi, stream: true } })
+    const cut = await suite.harness.call('POST', '/v1/chat/completions', {
+      headers: bearer(key),
+      body: { model: 'google/gemini-test', messages: hi, stream: true },
+    })
     expect(cut.text).toContain('"upstream_error"')
     expect(cut.text).not.toContain('[DONE]')
-    expect((await harness.admin('GET', `/accounts/${accountId}`)).json.wallet).toEqual({ balance: 100, held: 0, available: 100 })
+    expect((await suite.harness.admin('GET', `/accounts/${accountId}`)).json.wallet).toEqual({ balance: 100, held: 0, available: 100 })
   })
 })

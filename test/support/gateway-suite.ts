@@ -37,10 +37,15 @@ export interface GatewaySuiteOptions {
   interruptible?: { every?: boolean }
   /**
    * Environment added to the test configuration (e.g. TOLLGATE_CREDIT_LEASE), over the mock
-   * catalogue's. A function is called once the upstreams have started, after the describe
-   * block's own earlier beforeAll hooks (an identity provider they started, say).
+   * catalogue's. A function (async or not) is called once the upstreams have started, after
+   * the describe block's own earlier beforeAll hooks (an identity provider they started, say).
    */
-  env?: Record<string, string | undefined> | ((upstreams: { upstream: MockUpstream; second: MockUpstream | undefined }) => Record<string, string | undefined>)
+  env?:
+    | Record<string, string | undefined>
+    | ((upstreams: {
+        upstream: MockUpstream
+        second: MockUpstream | undefined
+      }) => Record<string, string | undefined> | Promise<Record<string, string | undefined>>)
   /** The catalogue's second providers get a mock upstream of their own (failover between two upstreams). */
   secondUpstream?: boolean
   /** Fields added to named providers of the mock catalogue (mockCatalogEnv's `providerSettings`). */
@@ -86,6 +91,7 @@ export function gatewaySuite(kind: TestDatabase, options: GatewaySuiteOptions = 
   }
   const catalogEnv = (providerSettings = options.providerSettings) =>
     upstream ? mockCatalogEnv(upstream.baseUrl, (second ?? upstream).baseUrl, providerSettings) : {}
+  // Unpacking a database on a busy machine can take seconds.
   beforeAll(async () => {
     upstream?.start()
     second?.start()
@@ -94,7 +100,7 @@ export function gatewaySuite(kind: TestDatabase, options: GatewaySuiteOptions = 
     env = {
       ...catalogEnv(),
       ...(typeof options.env === 'function'
-        ? options.env({
+        ? await options.env({
             get upstream() {
               return suite.upstream
             },
@@ -103,7 +109,7 @@ export function gatewaySuite(kind: TestDatabase, options: GatewaySuiteOptions = 
         : options.env),
     }
     if (options.gateway !== false) harness = startGateway({ ...database, ...connection?.handle }, { config: testConfig(env), now: options.now })
-  })
+  }, 30_000)
   // Closing a Postgres pool whose connection a cut left behind can wait out its 5 s grace.
   afterAll(async () => {
     await Promise.all(processes.map((process) => (process.child.exitCode === null ? process.stop() : process.child.exited)))

@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { beforeEach, describe, expect, test } from 'bun:test'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type FreshDatabase, testDatabases } from '../support/databases'
-import { bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
+import { testDatabases } from '../support/databases'
+import { bearer } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 import { mockCatalog } from '../support/mock-catalog'
-import { MockUpstream } from '../upstream/mock-upstream'
+import type { MockUpstream } from '../upstream/mock-upstream'
 
 const hi = [{ role: 'user', content: 'Say hi.' }]
 
@@ -15,12 +16,11 @@ const hi = [{ role: 'user', content: 'Say hi.' }]
  * inference, one-hour cache writes) never reach the upstream, and the request still works.
  */
 describe('price-changing request options are not forwarded', () => {
-  let database: FreshDatabase
-  let harness: TestGateway
-  const upstream = new MockUpstream()
+  const suite = gatewaySuite(testDatabases[0]!, { env: ({ upstream }) => catalogEnv(upstream) })
+  const upstream = suite.upstream
 
-  beforeAll(async () => {
-    upstream.start()
+  /** The mock catalogue with Claude on Vertex AI and a provider that always serves the Responses API natively. */
+  function catalogEnv(upstream: MockUpstream): Record<string, string> {
     const catalog = mockCatalog(upstream.baseUrl, upstream.baseUrl)
     // Claude on Vertex AI's publisher endpoint, served by the same mock.
     const vertexClaude = {
@@ -41,27 +41,23 @@ describe('price-changing request options are not forwarded', () => {
       maxOutputTokens: 1000,
     }
     writeFileSync(path, JSON.stringify({ ...catalog, providers: { ...catalog.providers, strict }, models: [...catalog.models, vertexClaude, strictModel] }))
-    database = await testDatabases[0]!.open()
-    harness = startGateway(database, { config: testConfig({ TOLLGATE_CONFIG: path }) })
-  })
-  afterAll(async () => {
-    harness.services.close()
-    upstream.stop()
-    await database.close()
-  })
+    return { TOLLGATE_CONFIG: path }
+  }
   beforeEach(() => upstream.reset())
 
   /** The body the upstream received for each request, in order. */
   const sentBodies = () => upstream.received.map((request) => request.body)
 
   test('chat completions and the Responses API: service_tier auto and default pass, priority, flex and scale are dropped', async () => {
-    const { key } = await harness.key()
+    const { key } = await suite.harness.key()
     for (const tier of ['auto', 'default', 'priority', 'flex', 'scale']) {
       expect(
-        (await harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'test/cheap', messages: hi, service_tier: tier } })).status,
+        (await suite.harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'test/cheap', messages: hi, service_tier: tier } }))
+          .status,
       ).toBe(200)
       expect(
-        (await harness.call('POST', '/v1/responses', { headers: bearer(key), body: { model: 'test/smart', input: 'Say hi.', service_tier: tier } })).status,
+        (await suite.harness.call('POST', '/v1/responses', { headers: bearer(key), body: { model: 'test/smart', input: 'Say hi.', service_tier: tier } }))
+          .status,
       ).toBe(200)
     }
     expect(upstream.received.map((request) => [request.path, request.body.service_tier])).toEqual([
@@ -77,16 +73,16 @@ describe('price-changing request options are not forwarded', () => {
   })
 
   test('the Responses API: tools the provider bills per use are not forwarded; function tools are', async () => {
-    const { key } = await harness.key()
+    const { key } = await suite.harness.key()
     for (const type of ['web_search', 'web_search_preview', 'file_search', 'code_interpreter', 'image_generation']) {
       const tools = [{ type: 'function', name: 'f', parameters: {} }, { type }]
-      const reply = await harness.call('POST', '/v1/responses', {
+      const reply = await suite.harness.call('POST', '/v1/responses', {
         headers: bearer(key),
         body: { model: 'test/strict', input: 'Say hi.', tools, tool_choice: { type } },
       })
       expect({ type, status: reply.status }).toEqual({ type, status: 200 })
     }
-    const onlyHosted = await harness.call('POST', '/v1/responses', {
+    const onlyHosted = await suite.harness.call('POST', '/v1/responses', {
       headers: bearer(key),
       body: { model: 'test/strict', input: 'Say hi.', tools: [{ type: 'web_search' }], tool_choice: 'auto' },
     })
@@ -103,13 +99,13 @@ describe('price-changing request options are not forwarded', () => {
   })
 
   const messages = (key: string, body: object, betas?: string) =>
-    harness.call('POST', '/v1/messages', {
+    suite.harness.call('POST', '/v1/messages', {
       headers: { 'x-api-key': key, ...(betas ? { 'anthropic-beta': betas } : {}) },
       body: { max_tokens: 100, messages: hi, ...body },
     })
 
   test('messages: long-context and fast-mode betas are stripped from anthropic-beta; every other beta arrives', async () => {
-    const { key } = await harness.key()
+    const { key } = await suite.harness.key()
     const betas = 'prompt-caching-2024-07-31, context-1m-2025-08-07,interleaved-thinking-2025-05-14,fast-mode-2026-02-01,fine-grained-tool-streaming-2025-05-14'
     expect((await messages(key, { model: 'claude-test' }, betas)).status).toBe(200)
     expect((await messages(key, { model: 'claude-test' }, 'context-1m-2025-08-07')).status).toBe(200)
@@ -122,7 +118,7 @@ describe('price-changing request options are not forwarded', () => {
   })
 
   test('messages: speed, service_tier and inference_geo keep only their catalogue-price values', async () => {
-    const { key } = await harness.key()
+    const { key } = await suite.harness.key()
     const options = [
       { speed: 'fast', service_tier: 'auto', inference_geo: 'us' },
       { speed: 'standard', service_tier: 'standard_only', inference_geo: 'global' },
@@ -136,7 +132,7 @@ describe('price-changing request options are not forwarded', () => {
   })
 
   test('messages: one-hour cache writes become default five-minute ones, wherever cache_control sits', async () => {
-    const { key } = await harness.key()
+    const { key } = await suite.harness.key()
     const hour = { type: 'ephemeral', ttl: '1h' }
     const fiveMinutes = { type: 'ephemeral', ttl: '5m' }
     const body = {
@@ -176,7 +172,7 @@ describe('price-changing request options are not forwarded', () => {
   })
 
   test('messages on Vertex AI: the same betas and options are dropped', async () => {
-    const { key } = await harness.key()
+    const { key } = await suite.harness.key()
     const reply = await messages(
       key,
       { model: 'claude-vertex', speed: 'fast', service_tier: 'auto', inference_geo: 'us', cache_control: { type: 'ephemeral', ttl: '1h' } },

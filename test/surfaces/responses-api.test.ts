@@ -1,10 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import { type FreshDatabase, testDatabases } from '../support/databases'
+import { beforeEach, describe, expect, test } from 'bun:test'
+import { testDatabases } from '../support/databases'
 import { expectError } from '../support/envelopes'
-import { bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
+import { bearer, type TestGateway } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 import { expectBooksBalance } from '../support/ledger-checks'
-import { mockCatalogEnv } from '../support/mock-catalog'
-import { MockUpstream } from '../upstream/mock-upstream'
 
 /**
  * How /v1/responses reaches an `openai` provider (docs/configuration.md#responses-api-on-openai-providers): natively unless
@@ -20,33 +19,17 @@ const NOT_FOUND = { detail: 'Not Found' }
 
 for (const kind of testDatabases) {
   describe(`Responses API detection (${kind.kind})`, () => {
-    let database: FreshDatabase
-    let a: MockUpstream
-    let b: MockUpstream
-    const gateways: TestGateway[] = []
-
-    beforeAll(async () => {
-      a = new MockUpstream().start()
-      b = new MockUpstream().start()
-      database = await kind.open()
-    })
-    afterAll(async () => {
-      for (const gateway of gateways) gateway.services.close()
-      a.stop()
-      b.stop()
-      await database.close()
-    })
+    const settings = { a: { responsesApi: false }, b: { responsesApi: undefined }, sluggish: { responsesApi: true } }
+    const suite = gatewaySuite(kind, { secondUpstream: true, providerSettings: settings, gateway: false })
+    const a = suite.upstream
+    const b = suite.secondUpstream
     beforeEach(() => {
       a.reset()
       b.reset()
     })
 
-    function freshGateway(): TestGateway {
-      const settings = { a: { responsesApi: false }, b: { responsesApi: undefined }, sluggish: { responsesApi: true } }
-      const gateway = startGateway(database, { config: testConfig(mockCatalogEnv(a.baseUrl, b.baseUrl, settings)) })
-      gateways.push(gateway)
-      return gateway
-    }
+    /** A gateway that has learnt nothing yet about which upstreams serve the Responses API. */
+    const freshGateway = (): TestGateway => suite.instance()
     const respond = (harness: TestGateway, key: string, body: object) =>
       harness.call('POST', '/v1/responses', { headers: bearer(key), body: { input: 'Say hi.', ...body } })
     const ledgerOf = async (harness: TestGateway, requestId: string | null) =>
@@ -75,7 +58,7 @@ for (const kind of testDatabases) {
       const streamed = await respond(harness, key, { model: 'test/chat-only', stream: true })
       expect(streamed.text).toContain('event: response.completed')
       expect(b.received.map((request) => request.path)).toEqual(['/v1/chat/completions', '/v1/chat/completions'])
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     })
 
     test('unset: a 405 streams the translation; the native answer of a provider that has the API is kept', async () => {
@@ -95,7 +78,7 @@ for (const kind of testDatabases) {
       b.script({ text: 'Native.' })
       expect((await respond(otherGateway, key, { model: 'test/chat-only' })).status).toBe(200)
       expect(b.received.map((request) => request.path)).toEqual(['/v1/responses', '/v1/responses'])
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     })
 
     test('unset: server-side state cannot move to a translation, so the 404 is a 400 naming the field, not billed', async () => {
