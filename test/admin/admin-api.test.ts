@@ -8,7 +8,7 @@ import { gatewaySuite } from '../support/gateway-suite'
 
 for (const kind of testDatabases) {
   describe(`admin API on ${kind.kind}`, () => {
-    const suite = gatewaySuite(kind, { builtInCatalog: true })
+    const suite = gatewaySuite(kind, { mockUpstream: false })
 
     test('answers 404 everywhere when TOLLGATE_ADMIN_TOKEN is unset, and 401 to a wrong token', async () => {
       const closed = suite.instance({ env: { TOLLGATE_ADMIN_TOKEN: undefined } })

@@ -37,7 +37,7 @@ function asCsvCells(entry: Record<string, unknown>, fields: string[]): string[] 
 
 for (const kind of testDatabases) {
   describe(`admin reporting on ${kind.kind}`, () => {
-    const suite = gatewaySuite(kind, { builtInCatalog: true })
+    const suite = gatewaySuite(kind, { mockUpstream: false })
 
     async function walletOf(accountId: string) {
       const [wallet] = await suite.database.db.select().from(wallets).where(eq(wallets.ownerId, accountId))

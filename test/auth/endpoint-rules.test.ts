@@ -43,7 +43,7 @@ describe('route rules matrix (docs/api.md#authentication-per-route)', () => {
     idp = await new IdentityProvider().start()
   })
   const suite = gatewaySuite(testDatabases[0]!, {
-    builtInCatalog: true,
+    mockUpstream: false,
     env: () => ({ TOLLGATE_OIDC_ISSUER: idp.issuer, TOLLGATE_OIDC_AUDIENCE: idp.audience }),
   })
   beforeAll(async () => {

@@ -12,7 +12,7 @@ import { TcpProxy } from '../support/tcp-proxy'
  * because the identity provider is away is a 503 to retry, not a verdict.
  */
 describe('user tokens and an unreachable identity provider', () => {
-  const suite = gatewaySuite(testDatabases[0]!, { builtInCatalog: true, gateway: false })
+  const suite = gatewaySuite(testDatabases[0]!, { mockUpstream: false, gateway: false })
   let idp: IdentityProvider
 
   beforeAll(async () => {

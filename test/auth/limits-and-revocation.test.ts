@@ -10,7 +10,7 @@ import { MockUpstream } from '../upstream/mock-upstream'
 
 describe('per-key limits and revocation across instances', () => {
   let clock = Date.UTC(2026, 10, 22, 12, 0, 0)
-  const suite = gatewaySuite(testDatabases[testDatabases.length - 1]!, { builtInCatalog: true, gateway: false, now: () => clock })
+  const suite = gatewaySuite(testDatabases[testDatabases.length - 1]!, { mockUpstream: false, gateway: false, now: () => clock })
   const gateway = (env: Record<string, string> = {}) => suite.instance({ env })
 
   test('rpm: the request past the limit is 429 with Retry-After until the next minute', async () => {

@@ -1,12 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { ledgerEntries } from '../../src/db/schema'
 import { type FreshDatabase, testDatabases } from '../support/databases'
-import { ADMIN_TOKEN, bearer, startGateway, testConfig } from '../support/gateway'
+import { ADMIN_TOKEN, bearer } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 import { expectBooksBalance } from '../support/ledger-checks'
-import { mockCatalogEnv } from '../support/mock-catalog'
-import { type GatewayProcess, startGatewayProcess } from '../support/process'
-import { MockUpstream } from '../upstream/mock-upstream'
+import type { GatewayProcess } from '../support/process'
 
 const hi = [{ role: 'user', content: 'Say hi.' }]
 // test/cheap with max_tokens 1000: a worst case near 0.002 credits; 0.04 affords about 20 at once.
@@ -36,22 +35,13 @@ async function holdAmountOf(db: FreshDatabase['db']): Promise<number> {
 
 for (const kind of testDatabases) {
   describe(`no overspending under concurrency (${kind.kind})`, () => {
-    let database: FreshDatabase
-    const upstream = new MockUpstream()
-
-    beforeAll(async () => {
-      upstream.start()
-      database = await kind.open()
-    })
-    afterAll(async () => {
-      upstream.stop()
-      await database.close()
-    })
+    const suite = gatewaySuite(kind)
+    const upstream = suite.upstream
 
     test('200 concurrent requests on a wallet that affords about 20 holds', async () => {
       // Answers arrive late and cost the whole hold, so holds overlap and the wallet runs dry.
       upstream.always({ delayMs: 40, usage: { prompt_tokens: 10_000, completion_tokens: 1000 } })
-      const harness = startGateway(database, { config: testConfig(mockCatalogEnv(upstream.baseUrl, upstream.baseUrl)) })
+      const harness = suite.harness
       const { id: accountId } = await harness.account(WALLET)
       const { key } = await harness.key({ account_id: accountId })
       const statuses = await fire(200, () =>
@@ -59,7 +49,7 @@ for (const kind of testDatabases) {
           new Request('http://localhost/v1/chat/completions', { method: 'POST', headers: { ...bearer(key), 'content-type': 'application/json' }, body }),
         ),
       )
-      expectExactlyAffordable(statuses, await holdAmountOf(database.db))
+      expectExactlyAffordable(statuses, await holdAmountOf(suite.database.db))
       const wallet = (await harness.admin('GET', `/accounts/${accountId}`)).json.wallet
       expect(wallet.balance).toBeGreaterThanOrEqual(0)
       expect(wallet.held).toBe(0)
@@ -71,15 +61,13 @@ for (const kind of testDatabases) {
       const total = charges.reduce((sum: number, entry: { amount: number }) => sum + entry.amount, 0)
       expect(total).toBeLessThanOrEqual(WALLET)
       expect(wallet.balance).toBeCloseTo(WALLET - total, 6)
-      await expectBooksBalance(database.db)
-      harness.services.close()
+      await expectBooksBalance(suite.database.db)
     }, 60_000)
 
     if (kind.kind === 'postgres') {
       test('the same with two gateway processes on one database', async () => {
         upstream.always({ delayMs: 40, usage: { prompt_tokens: 10_000, completion_tokens: 1000 } })
-        const env = { ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl), DATABASE_URL: database.url!, TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN }
-        const processes: GatewayProcess[] = await Promise.all([startGatewayProcess(env), startGatewayProcess(env)])
+        const processes: GatewayProcess[] = await Promise.all([suite.process(), suite.process()])
         try {
           const admin = (url: string, path: string, payload: unknown) =>
             fetch(`${url}admin/v1${path}`, { method: 'POST', headers: bearer(ADMIN_TOKEN), body: JSON.stringify(payload) }).then(
@@ -91,8 +79,8 @@ for (const kind of testDatabases) {
           const statuses = await fire(200, (index) =>
             fetch(`${processes[index % 2]!.url}v1/chat/completions`, { method: 'POST', headers: { ...bearer(key), 'content-type': 'application/json' }, body }),
           )
-          expectExactlyAffordable(statuses, await holdAmountOf(database.db))
-          await expectBooksBalance(database.db)
+          expectExactlyAffordable(statuses, await holdAmountOf(suite.database.db))
+          await expectBooksBalance(suite.database.db)
         } finally {
           await Promise.all(processes.map((gateway) => gateway.stop()))
         }

@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { type FreshDatabase, testDatabases } from '../support/databases'
-import { ADMIN_TOKEN, bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
+import { bearer } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 import { expectBooksBalance } from '../support/ledger-checks'
-import { mockCatalogEnv } from '../support/mock-catalog'
-import { type GatewayProcess, startGatewayProcess } from '../support/process'
+import type { GatewayProcess } from '../support/process'
 import { TcpProxy } from '../support/tcp-proxy'
-import { MockUpstream } from '../upstream/mock-upstream'
 
 // 10 input and 20 output tokens of test/cheap cost 50 micro-credits.
 const chat = { model: 'test/cheap', messages: [{ role: 'user', content: 'Say hi.' }], max_tokens: 100 }
@@ -20,38 +19,23 @@ const postgres = testDatabases.find((candidate) => candidate.kind === 'postgres'
  * TTL while calls go on; their sweepers run on their own timers.
  */
 describe.skipIf(!postgres)('credit lease: two processes through an outage longer than the hold TTL', () => {
-  const upstream = new MockUpstream()
-  let database: FreshDatabase
+  const suite = gatewaySuite(postgres as NonNullable<typeof postgres>)
+  const upstream = suite.upstream
   let proxy: TcpProxy
-  let admin: TestGateway
 
-  beforeAll(async () => {
-    upstream.start()
-    database = await (postgres as NonNullable<typeof postgres>).open()
-    const target = new URL(database.url ?? '')
+  beforeAll(() => {
+    const target = new URL(suite.database.url ?? '')
     proxy = new TcpProxy(target.hostname, Number(target.port || 5432)).start()
-    admin = startGateway(database, { config: testConfig() })
   })
-  afterAll(async () => {
-    admin.services.close()
-    proxy.stop()
-    upstream.stop()
-    await database.close()
-  }, 30_000)
+  afterAll(() => proxy.stop())
 
   test.each(['cut', 'blackhole'] as const)(
     '%s: every call is answered within 5 s; each answered 200 is charged its full price after recovery, books exact',
     async (outage) => {
       upstream.always({ usage: { prompt_tokens: 10, completion_tokens: 20 } })
-      const env = {
-        ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl),
-        DATABASE_URL: proxy.urlFor(database.url ?? ''),
-        TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN,
-        TOLLGATE_HOLD_TTL_SECONDS: '2',
-        TOLLGATE_WORKERS: '1',
-      }
-      const processes: GatewayProcess[] = await Promise.all([startGatewayProcess(env), startGatewayProcess(env)])
-      const { key, accountId } = await admin.key()
+      const env = { DATABASE_URL: proxy.urlFor(suite.database.url ?? ''), TOLLGATE_HOLD_TTL_SECONDS: '2', TOLLGATE_WORKERS: '1' }
+      const processes: GatewayProcess[] = await Promise.all([suite.process(env), suite.process(env)])
+      const { key, accountId } = await suite.harness.key()
       let slowest = 0
       const send = (gateway: GatewayProcess | undefined, started = performance.now()) =>
         fetch(`${gateway?.url}v1/chat/completions`, {
@@ -91,7 +75,7 @@ describe.skipIf(!postgres)('credit lease: two processes through an outage longer
 
         // Every answered call's charge lands once the database is back.
         const answered = statuses.filter((status) => status === 200).length
-        for (let waited = 0; waited < 40 && (await chargeCount(database, accountId)) < answered; waited++) await Bun.sleep(500)
+        for (let waited = 0; waited < 40 && (await chargeCount(suite.database, accountId)) < answered; waited++) await Bun.sleep(500)
       } finally {
         try {
           if (cut) proxy.restore()
@@ -100,12 +84,12 @@ describe.skipIf(!postgres)('credit lease: two processes through an outage longer
         }
       }
       const answered = statuses.filter((status) => status === 200).length
-      const charges = await charged(database, accountId)
+      const charges = await charged(suite.database, accountId)
       expect(charges.length).toBe(answered)
       expect(charges.filter((charge) => charge.amount !== PRICE_MICROS || charge.uncollected !== 0)).toEqual([])
-      const wallet = (await admin.admin('GET', `/accounts/${accountId}`)).json.wallet
+      const wallet = (await suite.harness.admin('GET', `/accounts/${accountId}`)).json.wallet
       expect(wallet).toEqual({ balance: 100 - (answered * PRICE_MICROS) / 1e6, held: 0, available: 100 - (answered * PRICE_MICROS) / 1e6 })
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     },
     90_000,
   )

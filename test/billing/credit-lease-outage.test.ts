@@ -1,13 +1,12 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, spyOn, test } from 'bun:test'
+import { afterEach, beforeAll, beforeEach, describe, expect, spyOn, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { chargeLapsedCallsAtomically } from '../../src/billing/lapsed-charges'
 import type { Payer } from '../../src/billing/payer'
 import { type FreshDatabase, testDatabases } from '../support/databases'
-import { bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
-import { type InterruptibleDatabase, interruptible } from '../support/interruptible-database'
+import { bearer, type TestGateway } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
+import type { InterruptibleDatabase } from '../support/interruptible-database'
 import { expectBooksBalance } from '../support/ledger-checks'
-import { mockCatalogEnv } from '../support/mock-catalog'
-import { MockUpstream } from '../upstream/mock-upstream'
 
 // test/cheap is priced 1 credit per million input and 2 per million output tokens: 10 in and 20 out cost 50 micro-credits.
 const chat = { model: 'test/cheap', messages: [{ role: 'user', content: 'Say hi.' }], max_tokens: 100 }
@@ -39,41 +38,32 @@ async function chargesOf(database: FreshDatabase, accountId: string): Promise<Ch
  */
 for (const kind of testDatabases) {
   describe(`credit lease through an outage longer than the hold TTL (${kind.kind})`, () => {
-    const upstream = new MockUpstream()
-    let database: FreshDatabase
+    let clock = Date.now()
+    const suite = gatewaySuite(kind, {
+      env: { TOLLGATE_CREDIT_LEASE: undefined, TOLLGATE_HOLD_TTL_SECONDS: String(TTL_SECONDS) },
+      gateway: false,
+      now: () => clock,
+    })
+    const upstream = suite.upstream
     // Each instance reaches the database through a connection of its own, which the test cuts and restores.
     let ownerConnection: InterruptibleDatabase
     let otherConnection: InterruptibleDatabase
     let owner: TestGateway
     let other: TestGateway
-    let clock = Date.now()
 
     beforeAll(async () => {
-      upstream.start()
-      database = await kind.open()
-      ownerConnection = await interruptible(database)
-      otherConnection = await interruptible(database)
+      ownerConnection = await suite.cuttableConnection()
+      otherConnection = await suite.cuttableConnection()
     })
     // Each test has its own two instances (a drained one takes no more leases).
     beforeEach(() => {
-      const config = testConfig({
-        ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl),
-        TOLLGATE_CREDIT_LEASE: undefined,
-        TOLLGATE_HOLD_TTL_SECONDS: String(TTL_SECONDS),
-      })
-      owner = startGateway({ ...database, ...ownerConnection.handle }, { config, now: () => clock })
-      other = startGateway({ ...database, ...otherConnection.handle }, { config, now: () => clock })
+      owner = suite.instance({ handle: ownerConnection.handle })
+      other = suite.instance({ handle: otherConnection.handle })
     })
     afterEach(() => {
       owner.services.close()
       other.services.close()
     })
-    afterAll(async () => {
-      await ownerConnection.close()
-      await otherConnection.close()
-      upstream.stop()
-      await database.close()
-    }, 30_000)
 
     test('every call answered during the outage is charged its full price once the database is back; books exact', async () => {
       upstream.always({ usage: { prompt_tokens: 10, completion_tokens: 20 } })
@@ -84,8 +74,8 @@ for (const kind of testDatabases) {
       expect(burst.map((reply) => reply.status)).toEqual(Array(30).fill(200))
       expect(await owner.services.holds.landPending(5000)).toBe(true)
       // The leases it used up are given back once their calls end: only the current one stays open.
-      for (let tries = 0; tries < 100 && (await countOpen(database, accountId)) > 1; tries++) await Bun.sleep(20)
-      expect(await countOpen(database, accountId)).toBe(1)
+      for (let tries = 0; tries < 100 && (await countOpen(suite.database, accountId)) > 1; tries++) await Bun.sleep(20)
+      expect(await countOpen(suite.database, accountId)).toBe(1)
 
       const logged = spyOn(console, 'error').mockImplementation(() => {})
       let answered = burst.length
@@ -110,16 +100,16 @@ for (const kind of testDatabases) {
       await owner.services.sweeper.tick()
       expect(await owner.services.holds.landPending(30_000)).toBe(true)
 
-      const charges = await chargesOf(database, accountId)
+      const charges = await chargesOf(suite.database, accountId)
       expect(charges).toHaveLength(answered)
       expect(charges.filter((charge) => charge.amount !== PRICE || charge.uncollected !== 0)).toEqual([])
       // The lease outlived the outage: its owner renewed it before any sweep expired it, and every charge names a lease.
       expect(charges.filter((charge) => !charge.hold_id?.startsWith('lease_'))).toEqual([])
-      await expectBooksBalance(database.db, { openHolds: true })
+      await expectBooksBalance(suite.database.db, { openHolds: true })
       expect(await owner.services.holds.drain(10_000)).toBe(true)
       const wallet = (await owner.admin('GET', `/accounts/${accountId}`)).json.wallet
       expect(wallet).toEqual({ balance: 100 - answered * PRICE, held: 0, available: 100 - answered * PRICE })
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     }, 60_000)
 
     test('a sweep that never saw the outage still expires a lease its owner stopped renewing; the charges drawn from it are taken from the wallet', async () => {
@@ -139,7 +129,7 @@ for (const kind of testDatabases) {
         // Only the owner is cut off: past the TTL, the other instance's sweep expires its lease.
         clock += (TTL_SECONDS + 1) * 1000
         await other.services.sweeper.tick()
-        expect(await countOpen(database, accountId)).toBe(0)
+        expect(await countOpen(suite.database, accountId)).toBe(0)
       } finally {
         ownerConnection.restore()
         logged.mockRestore()
@@ -149,7 +139,7 @@ for (const kind of testDatabases) {
       answered++
       expect(await owner.services.holds.landPending(30_000)).toBe(true)
 
-      const charges = await chargesOf(database, accountId)
+      const charges = await chargesOf(suite.database, accountId)
       expect(charges).toHaveLength(answered)
       expect(charges.filter((charge) => charge.amount !== PRICE || charge.uncollected !== 0)).toEqual([])
       // The calls drawn from the expired lease name no hold: the lease's own entries balance without them.
@@ -157,13 +147,13 @@ for (const kind of testDatabases) {
       expect(await owner.services.holds.drain(10_000)).toBe(true)
       const wallet = (await owner.admin('GET', `/accounts/${accountId}`)).json.wallet
       expect(wallet).toEqual({ balance: 100 - answered * PRICE, held: 0, available: 100 - answered * PRICE })
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     }, 60_000)
 
     test("charges whose lease expired take only what the wallet's available credit covers; the rest is uncollected", async () => {
       // 120 micro-credits available; 30 more are held by an open call of the same wallet.
       const { id: accountId } = await owner.account(150 / 1e6)
-      const [wallet] = rowsOf<{ id: string }>(await database.db.execute(sql`select id from wallets where owner_id = ${accountId}`))
+      const [wallet] = rowsOf<{ id: string }>(await suite.database.db.execute(sql`select id from wallets where owner_id = ${accountId}`))
       if (!wallet) throw new Error('the account has no wallet')
       const payer: Payer = {
         type: 'wallet',
@@ -188,9 +178,14 @@ for (const kind of testDatabases) {
         provider: 'a',
       })
       const now = new Date()
-      const collected = await chargeLapsedCallsAtomically(database, [lapsed('req_1'), lapsed('req_2'), lapsed('req_3')], now, now.toISOString().slice(0, 7))
+      const collected = await chargeLapsedCallsAtomically(
+        suite.database,
+        [lapsed('req_1'), lapsed('req_2'), lapsed('req_3')],
+        now,
+        now.toISOString().slice(0, 7),
+      )
       expect(collected).toEqual([50n, 50n, 20n])
-      const charges = await chargesOf(database, accountId)
+      const charges = await chargesOf(suite.database, accountId)
       expect(charges).toEqual([
         { amount: 50 / 1e6, uncollected: 20 / 1e6, hold_id: null },
         { amount: 50 / 1e6, uncollected: 20 / 1e6, hold_id: null },
@@ -199,7 +194,7 @@ for (const kind of testDatabases) {
       // The open call's hold is untouched: the wallet never goes below what it holds.
       expect((await owner.admin('GET', `/accounts/${accountId}`)).json.wallet).toEqual({ balance: 30 / 1e6, held: 30 / 1e6, available: 0 })
       await other.services.holds.release(open)
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     })
   })
 }

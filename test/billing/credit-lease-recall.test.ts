@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { is, SQL, sql } from 'drizzle-orm'
 import { PgDialect } from 'drizzle-orm/pg-core'
 import type { Payer } from '../../src/billing/payer'
 import { InsufficientBalanceError } from '../../src/errors/kinds'
 import { type FreshDatabase, testDatabases } from '../support/databases'
-import { startGateway, type TestGateway, testConfig } from '../support/gateway'
+import type { TestGateway } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 import { expectBooksBalance } from '../support/ledger-checks'
 import { rejectionOf } from '../support/rejection'
 
@@ -17,27 +18,12 @@ const CREDIT = 1_000_000n
  */
 for (const kind of testDatabases) {
   describe(`credit leases across instances (${kind.kind})`, () => {
-    let database: FreshDatabase
-    const instances: TestGateway[] = []
-    const instance = (lease: string) => {
-      const started = startGateway(database, { config: testConfig({ TOLLGATE_CREDIT_LEASE: lease }) })
-      instances.push(started)
-      return started
-    }
-
-    beforeAll(async () => {
-      console.log('opening')
-      database = await kind.open()
-      console.log('opened')
-    })
-    afterAll(async () => {
-      for (const started of instances) started.services.close()
-      await database.close()
-    })
+    const suite = gatewaySuite(kind, { mockUpstream: false, gateway: false })
+    const instance = (lease: string) => suite.instance({ env: { TOLLGATE_CREDIT_LEASE: lease } })
 
     async function walletPayer(gateway: TestGateway, credits: number): Promise<Payer> {
       const { id: accountId } = await gateway.account(credits)
-      const result = await database.db.execute(sql`select id from wallets where owner_id = ${accountId}`)
+      const result = await suite.database.db.execute(sql`select id from wallets where owner_id = ${accountId}`)
       const [row] = (Array.isArray(result) ? result : (result as unknown as { rows: unknown[] }).rows) as { id: string }[]
       if (!row) throw new Error('the account has no wallet')
       return {
@@ -87,7 +73,7 @@ for (const kind of testDatabases) {
       for (const gateway of [a, b]) await gateway.services.holds.drain(5000)
       const wallet = (await a.admin('GET', `/accounts/${payer.ownerId}`)).json.wallet
       expect(wallet).toEqual({ balance: 0.39, held: 0, available: 0.39 })
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     }, 30_000)
 
     test("a recall that finds the other instance's lease already given back tries the call once more instead of refusing it", async () => {
@@ -105,10 +91,9 @@ for (const kind of testDatabases) {
           recalls++
           await b.services.holds.drain(5000)
         }
-        return database.rows(query)
+        return suite.database.rows(query)
       }
-      const a = startGateway({ ...database, rows }, { config: testConfig({ TOLLGATE_CREDIT_LEASE: '1' }) })
-      instances.push(a)
+      const a = suite.instance({ env: { TOLLGATE_CREDIT_LEASE: '1' }, handle: { rows } })
       const big = await a.services.holds.take(request(payer, (95n * CREDIT) / 10n, 2))
       expect(recalls).toBe(1)
       expect(big.amount).toBe(9_500_000n)
@@ -116,7 +101,7 @@ for (const kind of testDatabases) {
       await a.services.holds.drain(5000)
       const wallet = (await a.admin('GET', `/accounts/${payer.ownerId}`)).json.wallet
       expect(wallet).toEqual({ balance: 0.39, held: 0, available: 0.39 })
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     }, 30_000)
 
     test("a lease nobody draws from goes back within about a second of the wallet's last call", async () => {
@@ -133,7 +118,7 @@ for (const kind of testDatabases) {
       // Given back after 1 s idle, checked every 250 ms; the margin is for a busy machine.
       expect(Date.now() - ended).toBeLessThan(4000)
       expect(wallet).toEqual({ balance: 9.89, held: 0, available: 9.89 })
-      await expectBooksBalance(database.db, { openHolds: true })
+      await expectBooksBalance(suite.database.db, { openHolds: true })
     }, 30_000)
 
     test('three instances with 0.5-credit leases serve exactly as many concurrent calls as the wallet affords', async () => {
@@ -162,7 +147,7 @@ for (const kind of testDatabases) {
       for (const gateway of gateways) await gateway.services.holds.drain(5000)
       const wallet = (await a.admin('GET', `/accounts/${payer.ownerId}`)).json.wallet
       expect(wallet).toEqual({ balance: 0.005, held: 0, available: 0.005 })
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     }, 60_000)
   })
 }

@@ -1,12 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { is, type Query, SQL, sql } from 'drizzle-orm'
 import { PgDialect } from 'drizzle-orm/pg-core'
 import { queryRows } from '../../src/db/rows'
 import { type FreshDatabase, testDatabases } from '../support/databases'
-import { bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
+import { bearer } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 import { expectBooksBalance } from '../support/ledger-checks'
-import { mockCatalogEnv } from '../support/mock-catalog'
-import { MockUpstream } from '../upstream/mock-upstream'
 
 const dialect = new PgDialect()
 
@@ -17,47 +16,34 @@ const dialect = new PgDialect()
  */
 for (const kind of testDatabases) {
   describe(`credit leases taken ahead (${kind.kind})`, () => {
-    const upstream = new MockUpstream()
-    let database: FreshDatabase
-    let harness: TestGateway
     /** Calls the test has started so far, and the count when each lease take reached the database. */
     let callsStarted = 0
     const takesAtCall: number[] = []
-
-    beforeAll(async () => {
-      upstream.start()
-      database = await kind.open()
-      const watched = <Row>(query: SQL | Query): Promise<Row[]> => {
+    const watched =
+      (database: FreshDatabase) =>
+      <Row>(query: SQL | Query): Promise<Row[]> => {
         const text = (is(query, SQL) ? dialect.sqlToQuery(query) : query).sql
         if (text.includes('offer as (')) takesAtCall.push(callsStarted)
         return database.rows<Row>(query)
       }
-      // The default configuration: credit leases.
-      harness = startGateway(
-        { ...database, rows: watched },
-        { config: testConfig({ ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl), TOLLGATE_CREDIT_LEASE: undefined }) },
-      )
-    })
-    afterAll(async () => {
-      harness.services.close()
-      upstream.stop()
-      await database.close()
-    })
+    // The default configuration: credit leases.
+    const suite = gatewaySuite(kind, { env: { TOLLGATE_CREDIT_LEASE: undefined }, handle: (database) => ({ rows: watched(database) }) })
+    const upstream = suite.upstream
 
     test('each lease after the first is taken while its predecessor still serves calls; none is left open once the wallet is quiet', async () => {
       upstream.always({ usage: { prompt_tokens: 10, completion_tokens: 20 } })
-      const { id: accountId } = await harness.account(100)
-      const { key } = await harness.key({ account_id: accountId })
+      const { id: accountId } = await suite.harness.account(100)
+      const { key } = await suite.harness.key({ account_id: accountId })
       const body = { model: 'test/cheap', messages: [{ role: 'user', content: 'Say hi.' }], max_tokens: 100 }
       for (let call = 1; call <= 40; call++) {
         callsStarted = call
-        expect((await harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body })).status).toBe(200)
+        expect((await suite.harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body })).status).toBe(200)
       }
-      expect(await harness.services.holds.landPending(5000)).toBe(true)
+      expect(await suite.harness.services.holds.landPending(5000)).toBe(true)
 
       // Which lease served each call, in the order the leases were taken.
       const charges = await queryRows<{ hold_id: string; calls: number }>(
-        database.db,
+        suite.database.db,
         sql`select l.hold_id, count(*)::int as calls from ledger_entries l join ledger_entries h on h.hold_id = l.hold_id and h.kind = 'hold'
             where l.account_id = ${accountId} and l.kind = 'charge' group by l.hold_id, h.id order by h.id`,
       )
@@ -71,7 +57,7 @@ for (const kind of testDatabases) {
         expect(takesAtCall[index]).toBeLessThanOrEqual(servedBefore)
       }
       // A lease taken ahead and never drawn from goes back with the others once the wallet is quiet.
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     })
   })
 }

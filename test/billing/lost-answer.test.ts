@@ -1,12 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { beforeAll, describe, expect, test } from 'bun:test'
 import { is, type Query, SQL, sql } from 'drizzle-orm'
 import { PgDialect } from 'drizzle-orm/pg-core'
 import { queryRows } from '../../src/db/rows'
 import { type FreshDatabase, testDatabases } from '../support/databases'
-import { bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
+import { bearer, type TestGateway } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 import { expectBooksBalance } from '../support/ledger-checks'
-import { mockCatalogEnv } from '../support/mock-catalog'
-import { MockUpstream } from '../upstream/mock-upstream'
 
 /**
  * A settlement commits and its answer is lost (the connection drops, or the statement passes
@@ -18,18 +17,11 @@ const dialect = new PgDialect()
 
 for (const kind of testDatabases) {
   describe(`a settlement whose answer was lost (${kind.kind})`, () => {
-    const upstream = new MockUpstream()
-    let database: FreshDatabase
-    let harness: TestGateway
-    /** The same in the default configuration: calls drawn from credit leases. */
-    let leased: TestGateway
     /** Closings to commit and then fail, as a connection lost after the commit does. */
     let answersToLose = 0
-
-    beforeAll(async () => {
-      upstream.start()
-      database = await kind.open()
-      const lossy = <Row>(query: SQL | Query): Promise<Row[]> => {
+    const lossy =
+      (database: FreshDatabase) =>
+      <Row>(query: SQL | Query): Promise<Row[]> => {
         const text = (is(query, SQL) ? dialect.sqlToQuery(query) : query).sql
         // An exact hold's closing, or the charge of a call drawn from a credit lease.
         const closing = text.includes('delete from holds h using input') || text.includes('lease_totals as')
@@ -39,42 +31,37 @@ for (const kind of testDatabases) {
           throw Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })
         })
       }
-      harness = startGateway({ ...database, rows: lossy }, { config: testConfig(mockCatalogEnv(upstream.baseUrl, upstream.baseUrl)) })
-      leased = startGateway(
-        { ...database, rows: lossy },
-        { config: testConfig({ ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl), TOLLGATE_CREDIT_LEASE: undefined }) },
-      )
-    })
-    afterAll(async () => {
-      harness.services.close()
-      leased.services.close()
-      upstream.stop()
-      await database.close()
+    const suite = gatewaySuite(kind, { handle: (database) => ({ rows: lossy(database) }) })
+    const upstream = suite.upstream
+    /** The same in the default configuration: calls drawn from credit leases. */
+    let leased: TestGateway
+    beforeAll(() => {
+      leased = suite.instance({ env: { TOLLGATE_CREDIT_LEASE: undefined } })
     })
 
     test('the retry finds the charge on the ledger: one charge entry, nothing uncollected, the books exact', async () => {
-      const { key, accountId } = await harness.key()
+      const { key, accountId } = await suite.harness.key()
       upstream.script({ usage: { prompt_tokens: 40, completion_tokens: 7 } })
       answersToLose = 1
-      const reply = await harness.call('POST', '/v1/chat/completions', {
+      const reply = await suite.harness.call('POST', '/v1/chat/completions', {
         headers: bearer(key),
         body: { model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }] },
       })
       expect(reply.status).toBe(200)
-      expect(await harness.services.holds.landPending(10_000)).toBe(true)
+      expect(await suite.harness.services.holds.landPending(10_000)).toBe(true)
       expect(answersToLose).toBe(0)
       const entries = await queryRows<{ kind: string; amount: string; uncollected: string }>(
-        database.db,
+        suite.database.db,
         sql`select kind, amount::text as amount, uncollected::text as uncollected from ledger_entries where account_id = ${accountId} and kind = 'charge'`,
       )
       // 40 input x 1 + 7 output x 2 micro-credits.
       expect(entries).toEqual([{ kind: 'charge', amount: '54', uncollected: '0' }])
       const [rollup] = await queryRows<{ requests: string }>(
-        database.db,
+        suite.database.db,
         sql`select sum(requests)::text as requests from usage_rollups where account_id = ${accountId}`,
       )
       expect(rollup?.requests).toBe('1')
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     }, 30_000)
 
     test('a leased charge whose answer was lost is not charged again by the retry (its lease is still there): one charge entry, the books exact', async () => {
@@ -90,14 +77,14 @@ for (const kind of testDatabases) {
       expect(await leased.services.holds.landPending(10_000)).toBe(true)
       expect(answersToLose).toBe(0)
       const entries = await queryRows<{ request_id: string; amount: string }>(
-        database.db,
+        suite.database.db,
         sql`select request_id, amount::text as amount from ledger_entries where account_id = ${accountId} and kind = 'charge'`,
       )
       expect(entries.map((entry) => entry.amount)).toEqual(['54', '54'])
       expect(new Set(entries.map((entry) => entry.request_id)).size).toBe(2)
       const wallet = (await leased.admin('GET', `/accounts/${accountId}`)).json.wallet
       expect(wallet.balance).toBeCloseTo(100 - 108 / 1e6, 9)
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     }, 30_000)
   })
 }

@@ -1,11 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { queryRows } from '../../src/db/rows'
 import { type FreshDatabase, testDatabases } from '../support/databases'
-import { bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
+import { bearer } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 import { expectBooksBalance } from '../support/ledger-checks'
-import { mockCatalogEnv } from '../support/mock-catalog'
-import { MockUpstream } from '../upstream/mock-upstream'
 
 // test/cheap is priced 1 credit per million input and 2 per million output tokens.
 const chat = (maxTokens: number) => ({ model: 'test/cheap', messages: [{ role: 'user', content: 'Say hi.' }], max_tokens: maxTokens })
@@ -31,26 +30,9 @@ async function keyMonth(database: FreshDatabase, keyId: string): Promise<KeyMont
  */
 for (const kind of testDatabases) {
   describe(`credit leases of keys with a monthly quota (${kind.kind})`, () => {
-    const upstream = new MockUpstream()
-    let database: FreshDatabase
-    const gateways: TestGateway[] = []
-    const gateway = () => {
-      const started = startGateway(database, {
-        config: testConfig({ ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl), TOLLGATE_CREDIT_LEASE: undefined }),
-      })
-      gateways.push(started)
-      return started
-    }
-
-    beforeAll(async () => {
-      upstream.start()
-      database = await kind.open()
-    })
-    afterAll(async () => {
-      for (const started of gateways) started.services.close()
-      upstream.stop()
-      await database.close()
-    })
+    const suite = gatewaySuite(kind, { env: { TOLLGATE_CREDIT_LEASE: undefined }, gateway: false })
+    const upstream = suite.upstream
+    const gateway = () => suite.instance()
 
     test("the key's calls draw from a lease of its own, counted in its month while open; what is not charged goes back to the month", async () => {
       const harness = gateway()
@@ -63,7 +45,7 @@ for (const kind of testDatabases) {
       expect(await harness.services.holds.landPending(5000)).toBe(true)
 
       const ledger = await queryRows<{ kind: string; hold_id: string | null; key_id: string | null }>(
-        database.db,
+        suite.database.db,
         sql`select kind, hold_id, key_id from ledger_entries where account_id = ${accountId} order by id`,
       )
       const holds = ledger.filter((entry) => entry.kind === 'hold')
@@ -74,7 +56,7 @@ for (const kind of testDatabases) {
       // While the lease is open its unused part counts against the month, as a hold would.
       // One statement, one snapshot: a used-up lease may be given back between two reads.
       const [open] = await queryRows<{ held: string; charged: string; wallet_held: string }>(
-        database.db,
+        suite.database.db,
         sql`select s.held::text as held, s.charged::text as charged, w.held::text as wallet_held
             from key_spend s, wallets w where s.key_id = ${keyId} and w.owner_id = ${accountId}`,
       )
@@ -84,17 +66,13 @@ for (const kind of testDatabases) {
       expect((await harness.call('GET', '/v1/wallet', { headers: bearer(key) })).json.key.month_spent).toBeCloseTo((20 * 50) / 1e6, 9)
 
       // Given back (idle, within 2 s): the month keeps only what was charged.
-      await expectBooksBalance(database.db)
-      expect(await keyMonth(database, keyId)).toEqual({ held: 0, charged: (20 * 50) / 1e6 })
+      await expectBooksBalance(suite.database.db)
+      expect(await keyMonth(suite.database, keyId)).toEqual({ held: 0, charged: (20 * 50) / 1e6 })
     })
 
     test("a key's lease serves only the month it counts against: the first call of a new month takes a new lease, and each month keeps its own charges", async () => {
       let clock = Date.parse('2026-11-30T23:59:58Z')
-      const harness = startGateway(database, {
-        config: testConfig({ ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl), TOLLGATE_CREDIT_LEASE: undefined }),
-        now: () => clock,
-      })
-      gateways.push(harness)
+      const harness = suite.instance({ now: () => clock })
       upstream.always({ usage: { prompt_tokens: 10, completion_tokens: 20 } })
       const { key, id: keyId } = await harness.key({ monthly_quota: 1 })
       const send = () => harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: chat(100) })
@@ -104,16 +82,19 @@ for (const kind of testDatabases) {
       expect((await send()).status).toBe(200)
       expect(await harness.services.holds.drain(5000)).toBe(true)
       const months = await queryRows<{ month: string; held: string; charged: string }>(
-        database.db,
+        suite.database.db,
         sql`select month, held::text as held, charged::text as charged from key_spend where key_id = ${keyId} order by month`,
       )
       expect(months).toEqual([
         { month: '2026-11', held: '0', charged: '100' },
         { month: '2026-12', held: '0', charged: '50' },
       ])
-      const leases = await queryRows<{ n: number }>(database.db, sql`select count(*)::int as n from ledger_entries where key_id = ${keyId} and kind = 'hold'`)
+      const leases = await queryRows<{ n: number }>(
+        suite.database.db,
+        sql`select count(*)::int as n from ledger_entries where key_id = ${keyId} and kind = 'hold'`,
+      )
       expect(leases[0]?.n).toBe(2)
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     })
 
     test('two instances, 200 calls at once on a key whose quota affords about 20 holds: exactly as many are served as exact holds would serve, and the quota is never passed', async () => {
@@ -132,16 +113,16 @@ for (const kind of testDatabases) {
       for (const reply of replies) if (reply.status === 403) expect(reply.json.error.code).toBe('api_key_quota_exceeded')
       for (const started of [first, second]) expect(await started.services.holds.landPending(5000)).toBe(true)
       const charges = await queryRows<{ amount: string }>(
-        database.db,
+        suite.database.db,
         sql`select amount::text as amount from ledger_entries where account_id = ${accountId} and kind = 'charge'`,
       )
       const holdAmount = Number(charges[0]?.amount ?? 0) / 1e6
       expect(holdAmount).toBeGreaterThan(0)
       expect(statuses.filter((status) => status === 200)).toHaveLength(Math.floor(quota / holdAmount + 1e-9))
-      const month = await keyMonth(database, keyId)
+      const month = await keyMonth(suite.database, keyId)
       expect(month.charged + month.held).toBeLessThanOrEqual(quota + 1e-9)
-      await expectBooksBalance(database.db)
-      expect((await keyMonth(database, keyId)).held).toBe(0)
+      await expectBooksBalance(suite.database.db)
+      expect((await keyMonth(suite.database, keyId)).held).toBe(0)
     }, 60_000)
   })
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { type FreshDatabase, testDatabases } from '../support/databases'
-import { startGateway, type TestGateway, testConfig } from '../support/gateway'
+import { testDatabases } from '../support/databases'
+import { gatewaySuite } from '../support/gateway-suite'
 import { expectBooksBalance } from '../support/ledger-checks'
 import { mockCatalogEnv } from '../support/mock-catalog'
 
@@ -20,8 +20,6 @@ const LAST =
   'data: {"id":"chatcmpl-slow","object":"chat.completion.chunk","created":1741569952,"model":"cheap-upstream","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":7}}\n\n' +
   'data: [DONE]\n\n'
 
-let database: FreshDatabase
-let harness: TestGateway
 let upstream: ReturnType<typeof Bun.serve>
 let gateway: ReturnType<typeof Bun.serve>
 /** Chunks the upstream's body handed to its server so far: it pulls only while its socket takes them. */
@@ -50,19 +48,21 @@ beforeAll(async () => {
       return new Response(body, { headers: { 'content-type': 'text/event-stream' } })
     },
   })
-  database = await (testDatabases[0] as (typeof testDatabases)[number]).open()
-  harness = startGateway(database, { config: testConfig(mockCatalogEnv(`http://127.0.0.1:${upstream.port}/v1`, `http://127.0.0.1:${upstream.port}/v1`)) })
-  gateway = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => harness.gateway.handle(request) })
 })
-afterAll(async () => {
+const suite = gatewaySuite(testDatabases[0]!, {
+  mockUpstream: false,
+  env: () => mockCatalogEnv(`http://127.0.0.1:${upstream.port}/v1`, `http://127.0.0.1:${upstream.port}/v1`),
+})
+beforeAll(() => {
+  gateway = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => suite.harness.gateway.handle(request) })
+})
+afterAll(() => {
   gateway.stop(true)
   upstream.stop(true)
-  harness.services.close()
-  await database.close()
 })
 
 test('a client that stops reading stops the upstream; when it reads again, the whole stream arrives and is billed', async () => {
-  const { key } = await harness.key()
+  const { key } = await suite.harness.key()
   const body = JSON.stringify({ model: 'test/cheap', stream: true, messages: [{ role: 'user', content: 'Write a lot.' }] })
   let received = 0
   let head = ''
@@ -112,11 +112,11 @@ test('a client that stops reading stops the upstream; when it reads again, the w
   expect(requestId).toBeDefined()
   let charge: { amount: number } | undefined
   for (let waited = 0; !charge && waited < 3000; waited += 20) {
-    charge = ((await harness.admin('GET', `/ledger?request_id=${requestId}`)).json.data as { kind: string; amount: number }[]).find(
+    charge = ((await suite.harness.admin('GET', `/ledger?request_id=${requestId}`)).json.data as { kind: string; amount: number }[]).find(
       (entry) => entry.kind === 'charge',
     )
     if (!charge) await Bun.sleep(20)
   }
   expect(charge?.amount).toBe((5 * 1 + 7 * 2) / 1e6)
-  await expectBooksBalance(database.db)
+  await expectBooksBalance(suite.database.db)
 }, 30_000)

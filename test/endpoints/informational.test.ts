@@ -15,7 +15,7 @@ describe('models, pricing and wallet', () => {
   })
   // Only OpenAI and Anthropic credentials are set (testConfig): Google, Groq & co stay hidden.
   const suite = gatewaySuite(testDatabases[0]!, {
-    builtInCatalog: true,
+    mockUpstream: false,
     env: () => ({ TOLLGATE_OIDC_ISSUER: idp.issuer, TOLLGATE_OIDC_AUDIENCE: idp.audience }),
   })
   afterAll(() => idp.stop())

@@ -6,7 +6,7 @@ import { bearer, startGateway } from '../support/gateway'
 import { gatewaySuite } from '../support/gateway-suite'
 
 describe('HTTP behaviour shared by every route', () => {
-  const suite = gatewaySuite(testDatabases[0]!, { builtInCatalog: true })
+  const suite = gatewaySuite(testDatabases[0]!, { mockUpstream: false })
   let key: { id: string; key: string }
 
   beforeAll(async () => {

@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { exportPKCS8, generateKeyPair } from 'jose'
 import { scrubCredentials } from '../../src/util/scrub-credentials'
-import { type FreshDatabase, testDatabases } from '../support/databases'
-import { ADMIN_TOKEN, bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
+import { testDatabases } from '../support/databases'
+import { ADMIN_TOKEN, bearer, testConfig } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 
 /**
  * Every credential the gateway holds is scrubbed by value from upstream text, whatever its shape
@@ -124,85 +125,88 @@ for (const kind of testDatabases) {
     const receiver = otlpReceiver()
     const consoleLines: string[] = []
     const spies: ReturnType<typeof spyOn>[] = []
-    let database: FreshDatabase
-    let harness: TestGateway
     let key: string
     let env: Record<string, string>
     let writeConfig: (openaiKey: string) => void = () => undefined
 
-    beforeAll(async () => {
+    beforeAll(() => {
       upstream.start()
-      const dir = mkdtempSync(join(tmpdir(), 'tollgate-echo-'))
-      const { privateKey } = await generateKeyPair('RS256', { extractable: true })
-      const keyFile = join(dir, 'service-account.json')
-      writeFileSync(
-        keyFile,
-        JSON.stringify({
-          client_email: `echo-${kind.kind}@proj.iam.gserviceaccount.com`,
-          private_key: await exportPKCS8(privateKey),
-          token_uri: `${upstream.origin}/token`,
-        }),
-      )
-      const route = (id: string, provider: string) => ({
-        id,
-        type: 'chat',
-        routes: [{ provider, model: `${provider}-model` }],
-        pricing: { input: 1, output: 1 },
-        maxOutputTokens: 100,
-      })
-      const vertex = { api: 'vertex', baseUrl: upstream.origin, project: 'proj', location: 'us-east5' }
-      const configFile = join(dir, 'tollgate.json')
-      writeConfig = (openaiKey) =>
+    })
+    // A catalogue of every kind of provider on the echoing upstream, each with a credential of its own.
+    const suite = gatewaySuite(kind, {
+      mockUpstream: false,
+      env: async () => {
+        const dir = mkdtempSync(join(tmpdir(), 'tollgate-echo-'))
+        const { privateKey } = await generateKeyPair('RS256', { extractable: true })
+        const keyFile = join(dir, 'service-account.json')
         writeFileSync(
-          configFile,
+          keyFile,
           JSON.stringify({
-            providers: {
-              openai: { api: 'openai', baseUrl: `${upstream.origin}/v1`, apiKey: openaiKey },
-              compat: { api: 'openai', baseUrl: `${upstream.origin}/v1`, apiKeyEnv: 'ECHO_COMPAT_KEY', responsesApi: false },
-              claude: { api: 'anthropic', baseUrl: upstream.origin, apiKeyEnv: 'ECHO_CLAUDE_KEY' },
-              gemini: { api: 'gemini', baseUrl: upstream.origin, apiKey: GEMINI_KEY },
-              vertexEnv: { ...vertex, accessTokenEnv: 'ECHO_VERTEX_TOKEN' },
-              vertexSigned: { ...vertex, serviceAccountKeyFile: keyFile },
-            },
-            models: Object.entries(MODELS).map(([provider, id]) => route(id, provider)),
+            client_email: `echo-${kind.kind}@proj.iam.gserviceaccount.com`,
+            private_key: await exportPKCS8(privateKey),
+            token_uri: `${upstream.origin}/token`,
           }),
         )
-      writeConfig(OPENAI_KEY)
-      env = {
-        TOLLGATE_CONFIG: configFile,
-        ECHO_COMPAT_KEY: COMPAT_KEY,
-        ECHO_CLAUDE_KEY: CLAUDE_KEY,
-        ECHO_VERTEX_TOKEN: VERTEX_TOKEN,
-        TOLLGATE_METRICS_TOKEN: METRICS_TOKEN,
-        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-        OTEL_EXPORTER_OTLP_HEADERS: `x-collector-key=${encodeURIComponent(COLLECTOR_KEY)}`,
-      }
-      database = await kind.open()
-      harness = startGateway(database, { config: testConfig(env) })
-      key = (await harness.key()).key
+        const route = (id: string, provider: string) => ({
+          id,
+          type: 'chat',
+          routes: [{ provider, model: `${provider}-model` }],
+          pricing: { input: 1, output: 1 },
+          maxOutputTokens: 100,
+        })
+        const vertex = { api: 'vertex', baseUrl: upstream.origin, project: 'proj', location: 'us-east5' }
+        const configFile = join(dir, 'tollgate.json')
+        writeConfig = (openaiKey) =>
+          writeFileSync(
+            configFile,
+            JSON.stringify({
+              providers: {
+                openai: { api: 'openai', baseUrl: `${upstream.origin}/v1`, apiKey: openaiKey },
+                compat: { api: 'openai', baseUrl: `${upstream.origin}/v1`, apiKeyEnv: 'ECHO_COMPAT_KEY', responsesApi: false },
+                claude: { api: 'anthropic', baseUrl: upstream.origin, apiKeyEnv: 'ECHO_CLAUDE_KEY' },
+                gemini: { api: 'gemini', baseUrl: upstream.origin, apiKey: GEMINI_KEY },
+                vertexEnv: { ...vertex, accessTokenEnv: 'ECHO_VERTEX_TOKEN' },
+                vertexSigned: { ...vertex, serviceAccountKeyFile: keyFile },
+              },
+              models: Object.entries(MODELS).map(([provider, id]) => route(id, provider)),
+            }),
+          )
+        writeConfig(OPENAI_KEY)
+        env = {
+          TOLLGATE_CONFIG: configFile,
+          ECHO_COMPAT_KEY: COMPAT_KEY,
+          ECHO_CLAUDE_KEY: CLAUDE_KEY,
+          ECHO_VERTEX_TOKEN: VERTEX_TOKEN,
+          TOLLGATE_METRICS_TOKEN: METRICS_TOKEN,
+          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+          OTEL_EXPORTER_OTLP_HEADERS: `x-collector-key=${encodeURIComponent(COLLECTOR_KEY)}`,
+        }
+        return env
+      },
+    })
+    beforeAll(async () => {
+      key = (await suite.harness.key()).key
       for (const method of ['log', 'info', 'warn', 'error', 'debug'] as const) {
         spies.push(spyOn(console, method).mockImplementation((...parts: unknown[]) => consoleLines.push(parts.map(String).join(' '))))
       }
     })
-    afterAll(async () => {
+    afterAll(() => {
       for (const spy of spies) spy.mockRestore()
-      harness.services.close()
       upstream.stop()
       receiver.stop()
-      await database.close()
     })
     beforeEach(() => {
       upstream.reaction = { status: 400 }
     })
 
     const chat = (model: string, stream = false) =>
-      harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model, stream, messages: [{ role: 'user', content: 'hi' }] } })
+      suite.harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model, stream, messages: [{ role: 'user', content: 'hi' }] } })
 
     /** No reply, log line or exported span holds any written form of any of the values. */
     const expectNowhere = async (replies: string[], values: string[]) => {
-      await harness.gateway.flushTraces()
+      await suite.harness.gateway.flushTraces()
       expect(receiver.exports.length).toBeGreaterThan(0)
-      const texts = [...replies, ...harness.logs, ...consoleLines, ...receiver.exports]
+      const texts = [...replies, ...suite.harness.logs, ...consoleLines, ...receiver.exports]
       for (const text of texts) for (const value of values) for (const form of writtenForms(value)) expect(text).not.toContain(form)
     }
 
@@ -225,7 +229,7 @@ for (const kind of testDatabases) {
     })
 
     test('the same in the messages envelope, on a native route', async () => {
-      const reply = await harness.call('POST', '/v1/messages', {
+      const reply = await suite.harness.call('POST', '/v1/messages', {
         headers: { 'x-api-key': key },
         body: { model: MODELS.claude, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] },
       })
@@ -249,7 +253,7 @@ for (const kind of testDatabases) {
 
     test('a stream that fails quoting the key: a native Responses failure is passed on scrubbed; a chat stream error is not repeated', async () => {
       upstream.reaction = { stream: 'responses-failed' }
-      const responses = await harness.call('POST', '/v1/responses', { headers: bearer(key), body: { model: MODELS.openai, input: 'hi', stream: true } })
+      const responses = await suite.harness.call('POST', '/v1/responses', { headers: bearer(key), body: { model: MODELS.openai, input: 'hi', stream: true } })
       expect(responses.status).toBe(200)
       expect(responses.text).toContain('event: response.failed')
       expect(responses.text).toContain('Incorrect API key provided: [redacted]')
@@ -262,7 +266,7 @@ for (const kind of testDatabases) {
 
     test("a reload's new provider key is scrubbed from then on, and so is the key it replaced", async () => {
       writeConfig(ROTATED_KEY)
-      harness.services.reloadCatalog(testConfig(env))
+      suite.harness.services.reloadCatalog(testConfig(env))
       const reply = await chat(MODELS.openai)
       expect(reply.status).toBe(400)
       expect(reply.json.error.message).toStartWith('Incorrect API key provided: [redacted] and')

@@ -2,10 +2,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, spyOn, test } from '
 import { loadConfig } from '../../src/config'
 import { ConfigError } from '../../src/config-error'
 import { OtlpExporter, type OtlpSpan, SpanKind } from '../../src/observability/otlp-exporter'
-import { type FreshDatabase, testDatabases } from '../support/databases'
-import { bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
-import { mockCatalogEnv } from '../support/mock-catalog'
-import { MockUpstream } from '../upstream/mock-upstream'
+import { testDatabases } from '../support/databases'
+import { bearer } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 
 /** One POST the collector received. */
 interface Export {
@@ -66,44 +65,30 @@ const INCOMING_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736'
 const INCOMING_SPAN = '00f067aa0ba902b7'
 
 describe('traces over OTLP/HTTP', () => {
-  let database: FreshDatabase
-  let harness: TestGateway
-  let upstream: MockUpstream
-  let receiver: OtlpReceiver
-
-  beforeAll(async () => {
-    upstream = new MockUpstream().start()
-    receiver = new OtlpReceiver().start()
-    database = await (testDatabases[0] ?? { open: () => Promise.reject(new Error('no database')) }).open()
-    harness = startGateway(database, {
-      config: testConfig({
-        ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl),
-        OTEL_EXPORTER_OTLP_ENDPOINT: `${receiver.url}/`,
-        OTEL_EXPORTER_OTLP_HEADERS: 'x-collector-key=collector%20secret',
-      }),
-    })
+  const receiver = new OtlpReceiver()
+  beforeAll(() => {
+    receiver.start()
   })
-  afterAll(async () => {
-    harness.services.close()
-    upstream.stop()
-    receiver.stop()
-    await database.close()
+  const suite = gatewaySuite(testDatabases[0]!, {
+    env: () => ({ OTEL_EXPORTER_OTLP_ENDPOINT: `${receiver.url}/`, OTEL_EXPORTER_OTLP_HEADERS: 'x-collector-key=collector%20secret' }),
   })
+  const upstream = suite.upstream
+  afterAll(() => receiver.stop())
   beforeEach(() => {
     upstream.reset()
     receiver.exports.length = 0
   })
 
   const chat = (key: string, body: object, headers: Record<string, string> = {}) =>
-    harness.call('POST', '/v1/chat/completions', { headers: { ...bearer(key), ...headers }, body })
+    suite.harness.call('POST', '/v1/chat/completions', { headers: { ...bearer(key), ...headers }, body })
 
   test('a billed call with failover is one trace: the request, its authentication, hold, each attempt and settlement', async () => {
-    const { key, id: keyId, accountId } = await harness.key()
+    const { key, id: keyId, accountId } = await suite.harness.key()
     upstream.script({ kind: 'error', status: 500 }, { text: 'Hi.', usage: { prompt_tokens: 1000, completion_tokens: 500 } })
     const reply = await chat(key, { model: 'test/smart', messages: hi })
     expect(reply.status).toBe(200)
     const requestId = reply.headers.get('x-request-id')
-    await harness.gateway.flushTraces()
+    await suite.harness.gateway.flushTraces()
 
     // Posted to the standard path, as JSON, with the configured collector header.
     expect(receiver.exports.length).toBeGreaterThan(0)
@@ -138,7 +123,7 @@ describe('traces over OTLP/HTTP', () => {
     })
     // The cost and tokens are the ones billed.
     expect(reply.json.usage.cost).toBe(cost)
-    const ledger = (await harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data as any[]
+    const ledger = (await suite.harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data as any[]
     const charge = ledger.find((entry) => entry.kind === 'charge')
     expect(charge).toMatchObject({ amount: cost, request_id: requestId })
     expect(charge.usage).toMatchObject({ input_tokens: 1000, output_tokens: 500 })
@@ -180,11 +165,11 @@ describe('traces over OTLP/HTTP', () => {
   })
 
   test("an incoming traceparent: the request joins the caller's trace, a streamed answer is traced to its end", async () => {
-    const { key } = await harness.key()
+    const { key } = await suite.harness.key()
     const reply = await chat(key, { model: 'test/cheap', messages: hi, stream: true }, { traceparent: `00-${INCOMING_TRACE}-${INCOMING_SPAN}-01` })
     expect(reply.status).toBe(200)
     expect(reply.text).toContain('[DONE]')
-    await harness.gateway.flushTraces()
+    await suite.harness.gateway.flushTraces()
     const { request, children } = receiver.trace(reply.headers.get('x-request-id'))
     expect(request.traceId).toBe(INCOMING_TRACE)
     expect(request.parentSpanId).toBe(INCOMING_SPAN)
@@ -196,7 +181,7 @@ describe('traces over OTLP/HTTP', () => {
   })
 
   test('a malformed traceparent is ignored: the request is served and starts a trace of its own', async () => {
-    const { key } = await harness.key()
+    const { key } = await suite.harness.key()
     const malformed = [
       'garbage',
       `00-${INCOMING_TRACE.toUpperCase()}-${INCOMING_SPAN}-01`,
@@ -212,7 +197,7 @@ describe('traces over OTLP/HTTP', () => {
       expect(reply.status).toBe(200)
       requestIds.push(reply.headers.get('x-request-id'))
     }
-    await harness.gateway.flushTraces()
+    await suite.harness.gateway.flushTraces()
     const traceIds = requestIds.map((requestId) => {
       const { request } = receiver.trace(requestId)
       expect(request.parentSpanId).toBeUndefined()
@@ -223,10 +208,10 @@ describe('traces over OTLP/HTTP', () => {
   })
 
   test("a caller's unsampled flag keeps its trace id but not its request out of the operator's traces", async () => {
-    const { key } = await harness.key()
+    const { key } = await suite.harness.key()
     const reply = await chat(key, { model: 'test/cheap', messages: hi }, { traceparent: `00-${INCOMING_TRACE}-${INCOMING_SPAN}-00` })
     expect(reply.status).toBe(200)
-    await harness.gateway.flushTraces()
+    await suite.harness.gateway.flushTraces()
     // Sampling is the gateway's decision: the request is exported, in the caller's trace, under the caller's span.
     const { request, children } = receiver.trace(reply.headers.get('x-request-id'))
     expect(request.traceId).toBe(INCOMING_TRACE)
@@ -238,8 +223,8 @@ describe('traces over OTLP/HTTP', () => {
   })
 
   test('spans go out in a batch within the export interval, without a flush; probes are not traced', async () => {
-    const { key } = await harness.key()
-    expect((await harness.call('GET', '/v1/healthz')).status).toBe(200)
+    const { key } = await suite.harness.key()
+    expect((await suite.harness.call('GET', '/v1/healthz')).status).toBe(200)
     const reply = await chat(key, { model: 'test/cheap', messages: hi })
     const deadline = Date.now() + 10_000
     const requestId = reply.headers.get('x-request-id')
@@ -253,7 +238,7 @@ describe('traces over OTLP/HTTP', () => {
   test('a request refused at authentication is traced with its failed step and no GenAI usage', async () => {
     const reply = await chat('tollgate_sk_prod_not-a-real-key-000000000000', { model: 'test/cheap', messages: hi })
     expect(reply.status).toBe(401)
-    await harness.gateway.flushTraces()
+    await suite.harness.gateway.flushTraces()
     const { request, children } = receiver.trace(reply.headers.get('x-request-id'))
     expect(attributes(request)).toMatchObject({ 'http.response.status_code': 401, 'tollgate.outcome': 'refused' })
     expect(attributes(request)['gen_ai.usage.input_tokens']).toBeUndefined()
@@ -262,43 +247,29 @@ describe('traces over OTLP/HTTP', () => {
 })
 
 describe('without an OTLP endpoint', () => {
-  let database: FreshDatabase
-  let harness: TestGateway
-  let upstream: MockUpstream
-
-  beforeAll(async () => {
-    upstream = new MockUpstream().start()
-    database = await (testDatabases[0] ?? { open: () => Promise.reject(new Error('no database')) }).open()
-    harness = startGateway(database, { config: testConfig(mockCatalogEnv(upstream.baseUrl, upstream.baseUrl)) })
-  })
-  afterAll(async () => {
-    harness.services.close()
-    upstream.stop()
-    await database.close()
-  })
+  const suite = gatewaySuite(testDatabases[0]!)
+  const upstream = suite.upstream
 
   // No exporter exists to send anything: tracing is off when no endpoint is configured.
   test('nothing is traced and nothing is forwarded upstream, even for a caller that sent a traceparent', async () => {
-    expect(harness.services.config.traces).toBeUndefined()
-    const { key } = await harness.key()
-    const reply = await harness.call('POST', '/v1/chat/completions', {
+    expect(suite.harness.services.config.traces).toBeUndefined()
+    const { key } = await suite.harness.key()
+    const reply = await suite.harness.call('POST', '/v1/chat/completions', {
       headers: { ...bearer(key), traceparent: `00-${INCOMING_TRACE}-${INCOMING_SPAN}-01` },
       body: { model: 'test/cheap', messages: hi },
     })
     expect(reply.status).toBe(200)
-    await harness.gateway.flushTraces()
+    await suite.harness.gateway.flushTraces()
     expect(upstream.received).toHaveLength(1)
     expect(upstream.received[0]?.headers.traceparent).toBeUndefined()
   })
 })
 
 describe('a collector that cannot be reached', () => {
+  const suite = gatewaySuite(testDatabases[0]!, { env: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:9/v1/traces' } })
+
   test('costs the requests nothing: they are served, the spans dropped, the failure logged once per interval', async () => {
-    const upstream = new MockUpstream().start()
-    const database = await (testDatabases[0] ?? { open: () => Promise.reject(new Error('no database')) }).open()
-    const harness = startGateway(database, {
-      config: testConfig({ ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl), OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:9/v1/traces' }),
-    })
+    const harness = suite.harness
     const lines: string[] = []
     const spy = spyOn(console, 'error').mockImplementation((line: unknown) => lines.push(String(line)))
     const started = performance.now()
@@ -313,9 +284,6 @@ describe('a collector that cannot be reached', () => {
       elapsedMs = performance.now() - started
     } finally {
       spy.mockRestore()
-      harness.services.close()
-      upstream.stop()
-      await database.close()
     }
     const reports = lines.map((line) => JSON.parse(line)).filter((event) => event.message === 'trace spans dropped')
     // Every export failed (one line per second at most, and one at the flush), and every span was counted.

@@ -12,7 +12,7 @@ export interface GatewaySuite {
   readonly database: FreshDatabase
   /** The gateway started before the block's tests (none with `gateway: false`). */
   readonly harness: TestGateway
-  /** The mock upstream the catalogue's providers point at (none with `builtInCatalog`). */
+  /** The mock upstream the catalogue's providers point at (none with `mockUpstream: false`). */
   readonly upstream: MockUpstream
   /** With `secondUpstream`: the mock the catalogue's second providers (mockCatalogEnv's `b`) point at. */
   readonly secondUpstream: MockUpstream
@@ -24,6 +24,8 @@ export interface GatewaySuite {
    * block, or earlier by the test.
    */
   instance(options?: InstanceOptions): TestGateway
+  /** Another connection to the suite's database that the test can cut, for an instance of its own (`handle`); closed after the block. */
+  cuttableConnection(options?: { every?: boolean }): Promise<InterruptibleDatabase>
   /**
    * A gateway process on the suite's database (Postgres only: its URL), with the suite's
    * catalogue and admin token and `env` over them; stopped after the block unless the test
@@ -50,10 +52,12 @@ export interface GatewaySuiteOptions {
   secondUpstream?: boolean
   /** Fields added to named providers of the mock catalogue (mockCatalogEnv's `providerSettings`). */
   providerSettings?: Record<string, Record<string, unknown>>
-  /** The gateway serves the built-in catalogue (its providers need the network), and no mock upstream is started. */
-  builtInCatalog?: boolean
+  /** No mock upstream is started and the mock catalogue is not configured: the gateway serves the built-in catalogue, or the config file `env` names. */
+  mockUpstream?: false
   /** The block starts its gateways itself, with `instance()`: none is started before its tests. */
   gateway?: false
+  /** Parts of the gateways' database handle replaced (a statement runner that watches, or fails), made once the database is open. */
+  handle?: (database: FreshDatabase) => Partial<DatabaseHandle>
   /** The clock of the suite's gateways (instances may have their own). */
   now?: () => number
 }
@@ -65,7 +69,7 @@ export interface InstanceOptions {
   providerSettings?: Record<string, Record<string, unknown>>
   /** Its clock; the suite's by default. */
   now?: () => number
-  /** Parts of the database handle replaced (a connection of its own, a statement runner that fails). */
+  /** Parts of the database handle replaced, over the suite's (a connection of its own, say). */
   handle?: Partial<DatabaseHandle>
   /** How long a user-token verifier waits before fetching the keys again (startGateway's). */
   refetchCooldownMs?: number
@@ -81,9 +85,11 @@ export function gatewaySuite(kind: TestDatabase, options: GatewaySuiteOptions = 
   let harness: TestGateway | undefined
   let connection: InterruptibleDatabase | undefined
   let env: Record<string, string | undefined> = {}
+  let replaced: Partial<DatabaseHandle> | undefined
   const instances: TestGateway[] = []
   const processes: GatewayProcess[] = []
-  const upstream = options.builtInCatalog ? undefined : new MockUpstream()
+  const connections: InterruptibleDatabase[] = []
+  const upstream = options.mockUpstream === false ? undefined : new MockUpstream()
   const second = options.secondUpstream ? new MockUpstream() : undefined
   const started = () => {
     if (!database) throw new Error('the suite has not started')
@@ -108,7 +114,8 @@ export function gatewaySuite(kind: TestDatabase, options: GatewaySuiteOptions = 
           })
         : options.env),
     }
-    if (options.gateway !== false) harness = startGateway({ ...database, ...connection?.handle }, { config: testConfig(env), now: options.now })
+    replaced = options.handle?.(database)
+    if (options.gateway !== false) harness = startGateway({ ...database, ...connection?.handle, ...replaced }, { config: testConfig(env), now: options.now })
   }, 30_000)
   // Closing a Postgres pool whose connection a cut left behind can wait out its 5 s grace.
   afterAll(async () => {
@@ -116,6 +123,7 @@ export function gatewaySuite(kind: TestDatabase, options: GatewaySuiteOptions = 
     for (const instance of instances) instance.services.close()
     harness?.services.close()
     await connection?.close()
+    for (const cuttable of connections) await cuttable.close()
     upstream?.stop()
     second?.stop()
     await database?.close()
@@ -133,7 +141,7 @@ export function gatewaySuite(kind: TestDatabase, options: GatewaySuiteOptions = 
       return harness
     },
     get upstream() {
-      if (!upstream) throw new Error('the suite serves the built-in catalogue: it has no mock upstream')
+      if (!upstream) throw new Error('the suite has no mock upstream')
       return upstream
     },
     get secondUpstream() {
@@ -143,7 +151,7 @@ export function gatewaySuite(kind: TestDatabase, options: GatewaySuiteOptions = 
     instance(instance = {}) {
       const catalog = instance.providerSettings ? catalogEnv({ ...options.providerSettings, ...instance.providerSettings }) : {}
       const gateway = startGateway(
-        { ...started(), ...connection?.handle, ...instance.handle },
+        { ...started(), ...connection?.handle, ...replaced, ...instance.handle },
         {
           config: testConfig({ ...env, ...catalog, ...instance.env }),
           now: instance.now ?? options.now,
@@ -152,6 +160,11 @@ export function gatewaySuite(kind: TestDatabase, options: GatewaySuiteOptions = 
       )
       instances.push(gateway)
       return gateway
+    },
+    async cuttableConnection(connectionOptions = {}) {
+      const cuttable = await interruptible(started(), connectionOptions)
+      connections.push(cuttable)
+      return cuttable
     },
     async process(extra = {}) {
       const url = started().url
