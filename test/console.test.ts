@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readFile } from 'node:fs/promises'
 import type { Browser, Page } from 'playwright-core'
 import { blockOutside, launchChromium } from './support/browser'
-import { ADMIN_TOKEN, startGateway, testConfig } from './support/gateway'
-import { mockCatalogEnv } from './support/mock-catalog'
-import { type ServedGateway, serveGateway } from './support/served-gateway'
+import { testDatabases } from './support/databases'
+import { ADMIN_TOKEN } from './support/gateway'
+import { gatewaySuite } from './support/gateway-suite'
 
 /**
  * The operator console as an operator without internet uses it: headless Chromium (Debian's,
@@ -18,18 +18,16 @@ const PHONE = { width: 390, height: 844 }
 const adminHeaders = { authorization: `Bearer ${ADMIN_TOKEN}` }
 
 describe('/console', () => {
-  let served: ServedGateway
+  const served = gatewaySuite(testDatabases[0]!, { served: true })
   let browser: Browser
   const outside: string[] = []
   const pageErrors: string[] = []
 
   beforeAll(async () => {
-    served = await serveGateway({ oneUpstream: true })
     browser = await launchChromium()
   }, 60_000)
   afterAll(async () => {
     await browser?.close()
-    await served?.close()
   })
 
   async function openPage(viewport: { width: number; height: number }): Promise<Page> {
@@ -57,9 +55,7 @@ describe('/console', () => {
   const numberIn = (text: string, field: string) => new RegExp(`"${field}":(-?[0-9.]+)`).exec(text)?.[1]
 
   test('without TOLLGATE_ADMIN_TOKEN there is no console: 404, like the admin API', async () => {
-    const harness = startGateway(served.database, {
-      config: testConfig({ ...mockCatalogEnv(served.a.baseUrl, served.b.baseUrl), TOLLGATE_ADMIN_TOKEN: undefined }),
-    })
+    const harness = served.instance({ env: { TOLLGATE_ADMIN_TOKEN: undefined } })
     for (const path of ['/console', '/console/models', '/console/assets/0/console.js']) {
       expect({ path, status: (await harness.call('GET', path)).status }).toEqual({ path, status: 404 })
     }
@@ -119,7 +115,7 @@ describe('/console', () => {
     await page.screenshot({ path: '/tmp/console-key-created-laptop.png' })
 
     // A billed call with that key, through the gateway to the mock upstream.
-    served.a.script({ text: 'hello', usage: { prompt_tokens: 3, completion_tokens: 1 } })
+    served.upstream.script({ text: 'hello', usage: { prompt_tokens: 3, completion_tokens: 1 } })
     const call = await fetch(`${served.origin}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },

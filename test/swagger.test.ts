@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser } from 'playwright-core'
 import { ENDPOINT_RULES } from '../src/auth/endpoint-rules'
 import { blockOutside, launchChromium } from './support/browser'
-import { type ServedGateway, serveGateway } from './support/served-gateway'
+import { testDatabases } from './support/databases'
+import { gatewaySuite } from './support/gateway-suite'
 
 /**
  * /swagger as an operator without internet sees it: headless Chromium (Debian's, installed by
@@ -14,15 +15,13 @@ const SCREENSHOT = '/tmp/tollgate-swagger.png'
 type Operation = { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }>; security?: unknown[] }
 
 describe('/swagger', () => {
-  let served: ServedGateway
+  const served = gatewaySuite(testDatabases[0]!, { served: true })
   let browser: Browser
   beforeAll(async () => {
-    served = await serveGateway({ oneUpstream: true })
     browser = await launchChromium()
   }, 60_000)
   afterAll(async () => {
     await browser?.close()
-    await served?.close()
   })
 
   test('renders with the network blocked: every asset comes from the gateway, no request leaves its origin', async () => {
@@ -123,7 +122,7 @@ describe('/swagger', () => {
 
   test('a real answer passes through its documented endpoint unchanged (the answer schemas do not validate or strip)', async () => {
     const { key } = await served.harness.key()
-    served.a.script({ text: 'hello', usage: { prompt_tokens: 3, completion_tokens: 1 } })
+    served.upstream.script({ text: 'hello', usage: { prompt_tokens: 3, completion_tokens: 1 } })
     const reply = await fetch(`${served.origin}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },

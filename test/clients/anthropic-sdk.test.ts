@@ -1,7 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { beforeAll, describe, expect, test } from 'bun:test'
 import Anthropic from '@anthropic-ai/sdk'
 import AnthropicZero from 'anthropic-sdk-0'
-import { type ServedGateway, serveGateway } from '../support/served-gateway'
+import { testDatabases } from '../support/databases'
+import { gatewaySuite } from '../support/gateway-suite'
+import type { MockUpstream } from '../upstream/mock-upstream'
 
 /**
  * The official @anthropic-ai/sdk, current 1.x (Bearer, anthropic-version 2026-10-21) and 0.x
@@ -13,16 +15,14 @@ const sdks = [
 ] as const
 
 describe('official Anthropic clients', () => {
-  let served: ServedGateway
-  let upstream: ServedGateway['a']
+  const served = gatewaySuite(testDatabases[0]!, { served: true })
+  let upstream: MockUpstream
   let key: string
 
   beforeAll(async () => {
-    served = await serveGateway({ oneUpstream: true })
-    upstream = served.a
+    upstream = served.upstream
     key = (await served.harness.key()).key
   })
-  afterAll(() => served.close())
 
   for (const { name, Client, header, version } of sdks) {
     describe(`SDK ${name}`, () => {

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type ServedGateway, serveGateway } from '../support/served-gateway'
+import { testDatabases } from '../support/databases'
+import { gatewaySuite } from '../support/gateway-suite'
 
 /**
  * The real Claude Code CLI (npm @anthropic-ai/claude-code), one-shot `claude -p`, with
@@ -10,16 +11,14 @@ import { type ServedGateway, serveGateway } from '../support/served-gateway'
  * and the call must be billed.
  */
 describe('Claude Code CLI through the gateway', () => {
-  let served: ServedGateway
+  const served = gatewaySuite(testDatabases[0]!, { served: true })
   let home: string
 
   beforeAll(async () => {
-    served = await serveGateway({ oneUpstream: true })
-    served.a.always({ text: 'The magic word is tollgate.', usage: { prompt_tokens: 5000, completion_tokens: 9 } })
+    served.upstream.always({ text: 'The magic word is tollgate.', usage: { prompt_tokens: 5000, completion_tokens: 9 } })
     home = mkdtempSync(join(tmpdir(), 'tollgate-claude-home-'))
   })
   afterAll(async () => {
-    await served.close()
     rmSync(home, { recursive: true, force: true })
   })
 
@@ -48,7 +47,7 @@ describe('Claude Code CLI through the gateway', () => {
 
     expect(served.seen).toContain('HEAD /api/hello 200')
     expect(served.seen).toContain('POST /v1/messages?beta=true 200')
-    const call = served.a.received.find((request) => request.path === '/v1/messages')!
+    const call = served.upstream.received.find((request) => request.path === '/v1/messages')!
     expect(call.query).toBe('?beta=true')
     expect(call.body).toMatchObject({ model: 'claude-sonnet-4-5', stream: true })
     expect(call.body.tools.length).toBeGreaterThan(0)

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { type ServedGateway, serveGateway } from '../support/served-gateway'
+import { testDatabases } from '../support/databases'
+import { gatewaySuite } from '../support/gateway-suite'
 
 /**
  * The real Codex CLI (npm @openai/codex), `codex exec` with a config.toml whose provider has
@@ -12,15 +13,13 @@ import { type ServedGateway, serveGateway } from '../support/served-gateway'
 const codex = resolve('node_modules/.bin/codex')
 
 describe('Codex CLI through the gateway', () => {
-  let served: ServedGateway
+  const served = gatewaySuite(testDatabases[0]!, { served: true })
   const homes: string[] = []
 
   beforeAll(async () => {
-    served = await serveGateway({ oneUpstream: true })
-    served.a.always({ text: 'The magic word is tollgate.', usage: { prompt_tokens: 500, completion_tokens: 7 } })
+    served.upstream.always({ text: 'The magic word is tollgate.', usage: { prompt_tokens: 500, completion_tokens: 7 } })
   })
   afterAll(async () => {
-    await served.close()
     for (const home of homes) rmSync(home, { recursive: true, force: true })
   })
 
@@ -47,8 +46,8 @@ describe('Codex CLI through the gateway', () => {
           '',
         ].join('\n'),
       )
-      served.a.reset()
-      served.a.always({ text: 'The magic word is tollgate.', usage: { prompt_tokens: 500, completion_tokens: 7 } })
+      served.upstream.reset()
+      served.upstream.always({ text: 'The magic word is tollgate.', usage: { prompt_tokens: 500, completion_tokens: 7 } })
       served.seen.length = 0
       const child = Bun.spawn([codex, 'exec', '--skip-git-repo-check', 'What is the magic word?'], {
         cwd: home,
@@ -62,7 +61,7 @@ describe('Codex CLI through the gateway', () => {
       clearTimeout(timer)
       expect({ code, stdout: stdout.trim() }).toEqual({ code: 0, stdout: 'The magic word is tollgate.' })
       expect(served.seen).toContain('POST /v1/responses 200')
-      expect(served.a.received.map((request) => request.path)).toContain(upstreamPath)
+      expect(served.upstream.received.map((request) => request.path)).toContain(upstreamPath)
       const charges = (await served.harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data.filter((entry: { kind: string }) => entry.kind === 'charge')
       expect(charges.length).toBeGreaterThan(0)
       expect(charges[0].amount).toBe(Math.ceil(500 * price.input + 7 * price.output) / 1e6)

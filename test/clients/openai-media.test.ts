@@ -1,14 +1,15 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import OpenAI, { toFile } from 'openai'
 import { estimateTextTokens } from '../../src/billing/estimator'
+import { testDatabases } from '../support/databases'
 import type { TestGateway } from '../support/gateway'
-import { type ServedGateway, serveGateway } from '../support/served-gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 import type { MockUpstream } from '../upstream/mock-upstream'
 import { MOCK_VECTOR, speechBytes, TRANSCRIPT } from '../upstream/openai-media'
 
 /** Embeddings, images, speech and transcriptions through the official openai client, billed. */
 describe('OpenAI media endpoints through the official client', () => {
-  let served: ServedGateway
+  const served = gatewaySuite(testDatabases[0]!, { served: true, secondUpstream: true })
   let upstream: MockUpstream
   let harness: TestGateway
   let client: OpenAI
@@ -16,14 +17,12 @@ describe('OpenAI media endpoints through the official client', () => {
   let accountId: string
 
   beforeAll(async () => {
-    served = await serveGateway()
-    ;({ a: upstream, harness } = served)
+    ;({ upstream, harness } = served)
     const key = await harness.key()
     keyId = key.id
     accountId = key.accountId
     client = new OpenAI({ apiKey: key.key, baseURL: `${served.origin}/v1`, maxRetries: 0 })
   })
-  afterAll(() => served.close())
   beforeEach(() => upstream.reset())
 
   /** The newest charge on the key, in credits. */

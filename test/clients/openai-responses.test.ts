@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
+import { testDatabases } from '../support/databases'
 import type { TestGateway } from '../support/gateway'
-import { type ServedGateway, serveGateway } from '../support/served-gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 import type { MockUpstream } from '../upstream/mock-upstream'
 
 /**
@@ -16,7 +17,7 @@ const routes = [
 ] as const
 
 describe('Responses API through the official openai client', () => {
-  let served: ServedGateway
+  const served = gatewaySuite(testDatabases[0]!, { served: true, secondUpstream: true })
   let a: MockUpstream
   let b: MockUpstream
   let harness: TestGateway
@@ -25,14 +26,12 @@ describe('Responses API through the official openai client', () => {
   let accountId: string
 
   beforeAll(async () => {
-    served = await serveGateway()
-    ;({ a, b, harness } = served)
+    ;({ upstream: a, secondUpstream: b, harness } = served)
     const key = await harness.key()
     keyId = key.id
     accountId = key.accountId
     client = new OpenAI({ apiKey: key.key, baseURL: `${served.origin}/v1`, maxRetries: 0 })
   })
-  afterAll(() => served.close())
   beforeEach(() => {
     a.reset()
     b.reset()

@@ -1,25 +1,24 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { beforeAll, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
+import { testDatabases } from '../support/databases'
 import type { TestGateway } from '../support/gateway'
-import { type ServedGateway, serveGateway } from '../support/served-gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 import type { MockUpstream } from '../upstream/mock-upstream'
 
 /** The official openai npm client, pointed at the gateway over real HTTP, unchanged. */
 describe('official openai client', () => {
-  let served: ServedGateway
+  const served = gatewaySuite(testDatabases[0]!, { served: true, secondUpstream: true })
   let upstream: MockUpstream
   let harness: TestGateway
   let client: OpenAI
   let accountId: string
 
   beforeAll(async () => {
-    served = await serveGateway()
-    ;({ a: upstream, harness } = served)
+    ;({ upstream, harness } = served)
     const key = await harness.key()
     accountId = key.accountId
     client = new OpenAI({ apiKey: key.key, baseURL: `${served.origin}/v1`, maxRetries: 0 })
   })
-  afterAll(() => served.close())
 
   test('chat.completions.create, non-streaming', async () => {
     upstream.script({ text: 'Hello from the mock.', usage: { prompt_tokens: 12, completion_tokens: 5 } })

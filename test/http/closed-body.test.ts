@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { type ServedGateway, serveGateway } from '../support/served-gateway'
+import { beforeAll, describe, expect, test } from 'bun:test'
+import { testDatabases } from '../support/databases'
+import { gatewaySuite } from '../support/gateway-suite'
 
 /**
  * A client that closes its connection before its body has arrived left: the request ends as a
@@ -7,14 +8,12 @@ import { type ServedGateway, serveGateway } from '../support/served-gateway'
  * read whole (a small declared length) or chunk by chunk (a larger one).
  */
 describe('a body cut off by the client', () => {
-  let served: ServedGateway
+  const served = gatewaySuite(testDatabases[0]!, { served: true, secondUpstream: true })
   let key: string
 
   beforeAll(async () => {
-    served = await serveGateway()
     key = (await served.harness.key()).key
   })
-  afterAll(() => served.close())
 
   async function sendPartly(declared: number, sent: number): Promise<void> {
     const port = Number(new URL(served.origin).port)
@@ -36,7 +35,7 @@ describe('a body cut off by the client', () => {
       await sendPartly(declared, 1_000)
       for (let waited = 0; waited < 50 && served.seen.length === before; waited++) await Bun.sleep(20)
       expect(served.seen.slice(before)).toEqual(['POST /v1/chat/completions 499'])
-      expect(served.a.received).toHaveLength(0)
+      expect(served.upstream.received).toHaveLength(0)
     })
   }
 })

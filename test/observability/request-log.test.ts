@@ -3,9 +3,9 @@ import { sql } from 'drizzle-orm'
 import { hashApiKey } from '../../src/auth/api-key-secret'
 import { loadConfig } from '../../src/config'
 import { ConfigError } from '../../src/config-error'
-import { bearer, startGateway, testConfig } from '../support/gateway'
-import { mockCatalogEnv } from '../support/mock-catalog'
-import { type ServedGateway, serveGateway } from '../support/served-gateway'
+import { testDatabases } from '../support/databases'
+import { bearer } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
 
 /**
  * The request log explains each request when it ends (docs/operations.md#logs): through the
@@ -15,23 +15,21 @@ const hi = [{ role: 'user', content: 'Say hi.' }]
 const LONG_TEXT = Array.from({ length: 40 }, (_, index) => `word${index}`).join(' ')
 
 describe('request log', () => {
-  let served: ServedGateway
+  const served = gatewaySuite(testDatabases[0]!, { served: true, secondUpstream: true })
   let key: { id: string; key: string; accountId: string }
   const events: string[] = []
   let consoleSpy: ReturnType<typeof spyOn>
 
   beforeAll(async () => {
-    served = await serveGateway()
     key = await served.harness.key()
     consoleSpy = spyOn(console, 'error').mockImplementation((...parts: unknown[]) => events.push(parts.map(String).join(' ')))
   })
   afterAll(async () => {
     consoleSpy.mockRestore()
-    await served.close()
   })
   beforeEach(() => {
-    served.a.reset()
-    served.b.reset()
+    served.upstream.reset()
+    served.secondUpstream.reset()
   })
 
   const post = (path: string, body: object, signal?: AbortSignal) =>
@@ -58,8 +56,12 @@ describe('request log', () => {
   }
 
   test('a failover past a refused provider key lists both attempts; tokens and cost are the ledger charge', async () => {
-    served.a.script({ kind: 'error', status: 401, body: { error: { message: 'Incorrect API key provided: sk-upstream-a.', type: 'invalid_request_error' } } })
-    served.b.script({ text: 'Hi there.', usage: { prompt_tokens: 1000, completion_tokens: 500, cached_tokens: 200 } })
+    served.upstream.script({
+      kind: 'error',
+      status: 401,
+      body: { error: { message: 'Incorrect API key provided: sk-upstream-a.', type: 'invalid_request_error' } },
+    })
+    served.secondUpstream.script({ text: 'Hi there.', usage: { prompt_tokens: 1000, completion_tokens: 500, cached_tokens: 200 } })
     const response = await post('/v1/chat/completions', { model: 'test/smart', messages: hi })
     expect(response.status).toBe(200)
     await response.text()
@@ -97,7 +99,7 @@ describe('request log', () => {
 
   test('a stream is logged when its last byte goes out, with its whole duration and its charge', async () => {
     // About a second of stream: forty words, 25 ms apart.
-    served.a.script({ text: LONG_TEXT, chunkDelayMs: 25, usage: { prompt_tokens: 20, completion_tokens: 40 } })
+    served.upstream.script({ text: LONG_TEXT, chunkDelayMs: 25, usage: { prompt_tokens: 20, completion_tokens: 40 } })
     const response = await post('/v1/chat/completions', { model: 'test/cheap', messages: hi, stream: true })
     expect(response.status).toBe(200)
     const requestId = response.headers.get('x-request-id')
@@ -118,7 +120,7 @@ describe('request log', () => {
   })
 
   test('a client that leaves mid-stream is 499 client_closed, charged for what was generated', async () => {
-    served.a.script({ text: LONG_TEXT, chunkDelayMs: 50 })
+    served.upstream.script({ text: LONG_TEXT, chunkDelayMs: 50 })
     const controller = new AbortController()
     const response = await post('/v1/chat/completions', { model: 'test/cheap', messages: hi, stream: true }, controller.signal)
     expect(response.status).toBe(200)
@@ -139,12 +141,12 @@ describe('request log', () => {
   })
 
   test('a client that leaves before a whole answer is ready is 499 client_closed, not billed', async () => {
-    served.a.script({ kind: 'hang' })
+    served.upstream.script({ kind: 'hang' })
     const controller = new AbortController()
     const answered = post('/v1/chat/completions', { model: 'test/cheap', messages: hi }, controller.signal).catch((error: unknown) => error)
     // The gateway has called the upstream: the client leaves while it waits.
-    for (let waited = 0; served.a.received.length === 0 && waited < 5000; waited += 10) await Bun.sleep(10)
-    expect(served.a.received).toHaveLength(1)
+    for (let waited = 0; served.upstream.received.length === 0 && waited < 5000; waited += 10) await Bun.sleep(10)
+    expect(served.upstream.received).toHaveLength(1)
     const logged = served.harness.logs.length
     controller.abort()
     expect(await answered).toBeInstanceOf(Error)
@@ -205,34 +207,31 @@ describe('request log', () => {
 })
 
 describe('TOLLGATE_LOG_LEVEL', () => {
+  const suite = gatewaySuite(testDatabases[0]!, { secondUpstream: true, gateway: false })
+
   test('request lines below the level are not written: info for served, warn for refused, error for failed', async () => {
-    const served = await serveGateway()
-    try {
-      const quiet = startGateway(served.database, { config: testConfig({ ...mockCatalogEnv(served.a.baseUrl, served.b.baseUrl), TOLLGATE_LOG_LEVEL: 'warn' }) })
-      const { key } = await quiet.key()
-      quiet.logs.length = 0
-      expect((await quiet.call('GET', '/v1/wallet', { headers: bearer(key) })).status).toBe(200)
-      expect((await quiet.call('GET', '/v1/wallet', { headers: bearer(`${key}x`) })).status).toBe(401)
-      served.a.script({ kind: 'error', status: 500 })
-      served.b.script({ kind: 'error', status: 500 })
-      const failed = await quiet.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'test/smart', messages: hi } })
-      expect(failed.status).toBe(502)
-      expect(quiet.logs.map((text) => JSON.parse(text))).toMatchObject([
-        { level: 'warn', status: 401, outcome: 'refused' },
-        {
-          level: 'error',
-          status: 502,
-          outcome: 'upstream_error',
-          attempts: [
-            { provider: 'a', status: 500 },
-            { provider: 'b', status: 500 },
-          ],
-        },
-      ])
-      quiet.services.close()
-    } finally {
-      await served.close()
-    }
+    const quiet = suite.instance({ env: { TOLLGATE_LOG_LEVEL: 'warn' } })
+    const { key } = await quiet.key()
+    quiet.logs.length = 0
+    expect((await quiet.call('GET', '/v1/wallet', { headers: bearer(key) })).status).toBe(200)
+    expect((await quiet.call('GET', '/v1/wallet', { headers: bearer(`${key}x`) })).status).toBe(401)
+    suite.upstream.script({ kind: 'error', status: 500 })
+    suite.secondUpstream.script({ kind: 'error', status: 500 })
+    const failed = await quiet.call('POST', '/v1/chat/completions', { headers: bearer(key), body: { model: 'test/smart', messages: hi } })
+    expect(failed.status).toBe(502)
+    expect(quiet.logs.map((text) => JSON.parse(text))).toMatchObject([
+      { level: 'warn', status: 401, outcome: 'refused' },
+      {
+        level: 'error',
+        status: 502,
+        outcome: 'upstream_error',
+        attempts: [
+          { provider: 'a', status: 500 },
+          { provider: 'b', status: 500 },
+        ],
+      },
+    ])
+    quiet.services.close()
   })
 
   test('events below the level are not written', async () => {

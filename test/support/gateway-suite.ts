@@ -18,6 +18,12 @@ export interface GatewaySuite {
   readonly secondUpstream: MockUpstream
   /** With `interruptible`: the gateway's connection to its database, which the test can cut. */
   readonly connection: InterruptibleDatabase
+  /** With `served`: the gateway's `http://127.0.0.1:<port>`, without a trailing slash. */
+  readonly origin: string
+  /** With `served`: every request answered over HTTP, as `METHOD /path?query STATUS`. */
+  readonly seen: string[]
+  /** With `served`: the headers of the last request received over HTTP. */
+  readonly lastHeaders: Record<string, string>
   /**
    * Another gateway on the suite's database (another instance of a deployment, or a gateway a
    * test starts for itself), configured as the suite's with `env` over it; closed after the
@@ -50,6 +56,8 @@ export interface GatewaySuiteOptions {
       }) => Record<string, string | undefined> | Promise<Record<string, string | undefined>>)
   /** The catalogue's second providers get a mock upstream of their own (failover between two upstreams). */
   secondUpstream?: boolean
+  /** The gateway is also served over real HTTP on loopback, for callers that are real clients (an official SDK, a CLI, a browser). */
+  served?: boolean
   /** Fields added to named providers of the mock catalogue (mockCatalogEnv's `providerSettings`). */
   providerSettings?: Record<string, Record<string, unknown>>
   /** No mock upstream is started and the mock catalogue is not configured: the gateway serves the built-in catalogue, or the config file `env` names. */
@@ -89,6 +97,9 @@ export function gatewaySuite(kind: TestDatabase, options: GatewaySuiteOptions = 
   const instances: TestGateway[] = []
   const processes: GatewayProcess[] = []
   const connections: InterruptibleDatabase[] = []
+  let server: ReturnType<typeof Bun.serve> | undefined
+  const seen: string[] = []
+  let lastHeaders: Record<string, string> = {}
   const upstream = options.mockUpstream === false ? undefined : new MockUpstream()
   const second = options.secondUpstream ? new MockUpstream() : undefined
   const started = () => {
@@ -116,9 +127,24 @@ export function gatewaySuite(kind: TestDatabase, options: GatewaySuiteOptions = 
     }
     replaced = options.handle?.(database)
     if (options.gateway !== false) harness = startGateway({ ...database, ...connection?.handle, ...replaced }, { config: testConfig(env), now: options.now })
+    const served = options.served ? harness : undefined
+    if (served) {
+      server = Bun.serve({
+        hostname: '127.0.0.1',
+        port: 0,
+        fetch: async (request) => {
+          lastHeaders = Object.fromEntries(request.headers)
+          const response = await served.gateway.handle(request)
+          const url = new URL(request.url)
+          seen.push(`${request.method} ${url.pathname}${url.search} ${response.status}`)
+          return response
+        },
+      })
+    }
   }, 30_000)
   // Closing a Postgres pool whose connection a cut left behind can wait out its 5 s grace.
   afterAll(async () => {
+    server?.stop(true)
     await Promise.all(processes.map((process) => (process.child.exitCode === null ? process.stop() : process.child.exited)))
     for (const instance of instances) instance.services.close()
     harness?.services.close()
@@ -143,6 +169,14 @@ export function gatewaySuite(kind: TestDatabase, options: GatewaySuiteOptions = 
     get upstream() {
       if (!upstream) throw new Error('the suite has no mock upstream')
       return upstream
+    },
+    get origin() {
+      if (!server) throw new Error(options.served ? 'the suite has not started' : 'the suite was not served over HTTP')
+      return `http://127.0.0.1:${server.port}`
+    },
+    seen,
+    get lastHeaders() {
+      return lastHeaders
     },
     get secondUpstream() {
       if (!second) throw new Error('the suite has no second upstream')
