@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
 import { expireHoldsPage } from '../../src/billing/sweep-statements'
 import { type FreshDatabase, testDatabases } from '../support/databases'
-import { ADMIN_TOKEN, bearer, startGateway, type TestGateway, testConfig } from '../support/gateway'
+import { ADMIN_TOKEN, bearer } from '../support/gateway'
 import { gatewaySuite } from '../support/gateway-suite'
 import { expectBooksBalance } from '../support/ledger-checks'
 import { mockCatalogEnv } from '../support/mock-catalog'
@@ -45,27 +45,15 @@ async function rows(database: FreshDatabase, query: ReturnType<typeof sql>): Pro
 
 for (const kind of testDatabases) {
   describe(`credit lease (${kind.kind})`, () => {
-    const upstream = new MockUpstream()
-    let database: FreshDatabase
-    let harness: TestGateway
+    const suite = gatewaySuite(kind, { env: { TOLLGATE_CREDIT_LEASE: '1' } })
+    const upstream = suite.upstream
 
-    beforeAll(async () => {
-      upstream.start()
-      database = await kind.open()
-      harness = startGateway(database, { config: testConfig({ ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl), TOLLGATE_CREDIT_LEASE: '1' }) })
-    })
-    afterAll(async () => {
-      harness.services.close()
-      upstream.stop()
-      await database.close()
-    })
-
-    const call = (key: string, maxTokens = 100) => harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: chat(maxTokens) })
+    const call = (key: string, maxTokens = 100) => suite.harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: chat(maxTokens) })
 
     test('calls on a wallet draw from leases sized to it: a hold entry each, a charge per call naming one, the rest released when they are given back', async () => {
       upstream.always({ usage: { prompt_tokens: 10, completion_tokens: 20 } })
-      const { id: accountId } = await harness.account(100)
-      const { key, id: keyId } = await harness.key({ account_id: accountId })
+      const { id: accountId } = await suite.harness.account(100)
+      const { key, id: keyId } = await suite.harness.key({ account_id: accountId })
       const first = await call(key)
       expect(first.status).toBe(200)
       const replies = [first, ...(await Promise.all(Array.from({ length: 29 }, () => call(key))))]
@@ -74,8 +62,8 @@ for (const kind of testDatabases) {
       for (const reply of replies) expect(reply.json.usage.cost).toBe(50 / 1e6)
 
       // Charges drawn from a lease land just after their answers.
-      expect(await harness.services.holds.landPending(5000)).toBe(true)
-      let ledger = await ledgerOf(database, accountId)
+      expect(await suite.harness.services.holds.landPending(5000)).toBe(true)
+      let ledger = await ledgerOf(suite.database, accountId)
       const holds = ledger.filter((entry) => entry.kind === 'hold')
       // No call held on its own: every hold is a lease, the first one sized for a few calls like
       // the first (lease-sizing.ts), far below the 1-credit cap, and none above the cap.
@@ -85,7 +73,7 @@ for (const kind of testDatabases) {
       expect(firstHold).toBeLessThan(0.01)
       for (const hold of holds) expect(hold.amount).toBeLessThanOrEqual(1)
       // While leases are open the wallet holds them; calls added nothing of their own.
-      let wallet = (await harness.admin('GET', `/accounts/${accountId}`)).json.wallet
+      let wallet = (await suite.harness.admin('GET', `/accounts/${accountId}`)).json.wallet
       expect(wallet.balance).toBeCloseTo(100 - (30 * 50) / 1e6, 9)
       const charges = ledger.filter((entry) => entry.kind === 'charge')
       expect(charges).toHaveLength(30)
@@ -93,24 +81,24 @@ for (const kind of testDatabases) {
       for (const charge of charges) expect(leaseIds.has(charge.hold_id)).toBe(true)
       expect(new Set(charges.map((entry) => entry.request_id)).size).toBe(30)
       // The key's month and the usage summary see every call.
-      const usage = (await harness.admin('GET', `/usage?group_by=month&key_id=${keyId}`)).json.data
+      const usage = (await suite.harness.admin('GET', `/usage?group_by=month&key_id=${keyId}`)).json.data
       expect(usage).toMatchObject([{ requests: 30, input_tokens: 300, output_tokens: 600 }])
-      expect((await harness.call('GET', '/v1/wallet', { headers: bearer(key) })).json.key.month_spent).toBeCloseTo((30 * 50) / 1e6, 9)
+      expect((await suite.harness.call('GET', '/v1/wallet', { headers: bearer(key) })).json.key.month_spent).toBeCloseTo((30 * 50) / 1e6, 9)
 
-      await harness.services.holds.drain(5000)
-      wallet = (await harness.admin('GET', `/accounts/${accountId}`)).json.wallet
+      await suite.harness.services.holds.drain(5000)
+      wallet = (await suite.harness.admin('GET', `/accounts/${accountId}`)).json.wallet
       expect(wallet).toEqual({ balance: 100 - (30 * 50) / 1e6, held: 0, available: 100 - (30 * 50) / 1e6 })
       // Each lease reconciles: its hold is its charges plus what was released of it.
-      ledger = await ledgerOf(database, accountId)
+      ledger = await ledgerOf(suite.database, accountId)
       for (const hold of holds) {
         const closing = ledger.filter((entry) => entry.hold_id === hold.hold_id && (entry.kind === 'charge' || entry.kind === 'release'))
         expect(closing.reduce((sum, entry) => sum + entry.amount, 0)).toBeCloseTo(hold.amount, 9)
       }
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     })
 
     test('a failed call goes back to the lease unbilled; a cost beyond the draw is recorded uncollected', async () => {
-      const fresh = startGateway(database, { config: testConfig({ ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl), TOLLGATE_CREDIT_LEASE: '1' }) })
+      const fresh = suite.instance()
       try {
         const { key, accountId } = await fresh.key()
         upstream.always({ kind: 'error', status: 500 })
@@ -120,14 +108,14 @@ for (const kind of testDatabases) {
         const over = await fresh.call('POST', '/v1/chat/completions', { headers: bearer(key), body: chat(10) })
         expect(over.status).toBe(200)
         await fresh.services.holds.drain(5000)
-        const ledger = await ledgerOf(database, accountId)
+        const ledger = await ledgerOf(suite.database, accountId)
         const charges = ledger.filter((entry) => entry.kind === 'charge')
         expect(charges).toHaveLength(1)
         expect(charges[0]?.uncollected).toBeGreaterThan(0)
         expect(charges[0]?.amount).toBe(over.json.usage.cost)
         const wallet = (await fresh.admin('GET', `/accounts/${accountId}`)).json.wallet
         expect(wallet).toEqual({ balance: 100 - over.json.usage.cost, held: 0, available: 100 - over.json.usage.cost })
-        await expectBooksBalance(database.db)
+        await expectBooksBalance(suite.database.db)
       } finally {
         fresh.services.close()
       }
@@ -136,25 +124,25 @@ for (const kind of testDatabases) {
     test('a low wallet is held exactly: leases shrink to nothing, and no call is refused that exact holds would take', async () => {
       // max_tokens 1000 holds about 0.002 credits; a lease takes at most 1/8 of what is available.
       upstream.always({ delayMs: 30, usage: { prompt_tokens: 10_000, completion_tokens: 1000 } })
-      const { id: accountId } = await harness.account(0.04)
-      const { key } = await harness.key({ account_id: accountId })
+      const { id: accountId } = await suite.harness.account(0.04)
+      const { key } = await suite.harness.key({ account_id: accountId })
       const statuses = (await Promise.all(Array.from({ length: 100 }, () => call(key, 1000)))).map((reply) => reply.status)
       expect(statuses.filter((status) => status !== 200 && status !== 402)).toEqual([])
-      const ledger = await ledgerOf(database, accountId)
+      const ledger = await ledgerOf(suite.database, accountId)
       const exact = ledger.filter((entry) => entry.kind === 'hold' && entry.hold_id?.startsWith('hold_'))
       expect(exact.length).toBeGreaterThan(0)
       // Every call costs more than its hold, so each success took one whole hold: as many succeed as the wallet affords.
       const holdAmount = exact[0]?.amount ?? 1
       expect(statuses.filter((status) => status === 200)).toHaveLength(Math.floor(0.04 / holdAmount + 1e-9))
-      await harness.services.holds.drain(5000)
-      const wallet = (await harness.admin('GET', `/accounts/${accountId}`)).json.wallet
+      await suite.harness.services.holds.drain(5000)
+      const wallet = (await suite.harness.admin('GET', `/accounts/${accountId}`)).json.wallet
       expect(wallet.held).toBe(0)
       expect(wallet.balance).toBeGreaterThanOrEqual(0)
-      await expectBooksBalance(database.db)
+      await expectBooksBalance(suite.database.db)
     }, 30_000)
 
     test('a lease a sweep expired (its instance stalled past the TTL): the charge drawn from it is taken from the wallet, the next call takes a new lease', async () => {
-      const fresh = startGateway(database, { config: testConfig({ ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl), TOLLGATE_CREDIT_LEASE: '1' }) })
+      const fresh = suite.instance()
       try {
         upstream.always({ usage: { prompt_tokens: 10, completion_tokens: 20 } })
         const { key, accountId } = await fresh.key()
@@ -162,13 +150,13 @@ for (const kind of testDatabases) {
         expect((await send()).status).toBe(200)
         expect(await fresh.services.holds.landPending(5000)).toBe(true)
         // Another instance's sweep finds the lease stale and gives it back.
-        expect(await expireHoldsPage(database, { now: new Date(), everyOpenHold: true, pageSize: 100 })).toBeGreaterThanOrEqual(1)
+        expect(await expireHoldsPage(suite.database, { now: new Date(), everyOpenHold: true, pageSize: 100 })).toBeGreaterThanOrEqual(1)
         const lapsed = await send()
         expect(lapsed.status).toBe(200)
         expect(await fresh.services.holds.landPending(5000)).toBe(true)
         expect((await send()).status).toBe(200)
         await fresh.services.holds.drain(5000)
-        const ledger = await ledgerOf(database, accountId)
+        const ledger = await ledgerOf(suite.database, accountId)
         const leases = ledger.filter((entry) => entry.kind === 'hold').map((entry) => entry.hold_id)
         expect(leases).toHaveLength(2)
         const charges = ledger.filter((entry) => entry.kind === 'charge')
@@ -181,7 +169,7 @@ for (const kind of testDatabases) {
         expect(charges.map((entry) => entry.hold_id)).toEqual([leases[0] ?? '', null, leases[1] ?? ''])
         const wallet = (await fresh.admin('GET', `/accounts/${accountId}`)).json.wallet
         expect(wallet).toEqual({ balance: 100 - (3 * 50) / 1e6, held: 0, available: 100 - (3 * 50) / 1e6 })
-        await expectBooksBalance(database.db)
+        await expectBooksBalance(suite.database.db)
       } finally {
         fresh.services.close()
       }
@@ -190,16 +178,10 @@ for (const kind of testDatabases) {
     if (kind.kind === 'postgres') {
       test('two processes leasing one small wallet never take it below zero', async () => {
         upstream.always({ delayMs: 30, usage: { prompt_tokens: 10_000, completion_tokens: 1000 } })
-        const env = {
-          ...mockCatalogEnv(upstream.baseUrl, upstream.baseUrl),
-          DATABASE_URL: database.url ?? '',
-          TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN,
-          TOLLGATE_CREDIT_LEASE: '1',
-          TOLLGATE_WORKERS: '1',
-        }
-        const processes: GatewayProcess[] = await Promise.all([startGatewayProcess(env), startGatewayProcess(env)])
+        const env = { TOLLGATE_WORKERS: '1' }
+        const processes: GatewayProcess[] = await Promise.all([suite.process(env), suite.process(env)])
         try {
-          const { key } = await harness.key({ account_id: (await harness.account(0.04)).id })
+          const { key } = await suite.harness.key({ account_id: (await suite.harness.account(0.04)).id })
           const statuses = await Promise.all(
             Array.from({ length: 200 }, (_, index) =>
               fetch(`${processes[index % 2]?.url}v1/chat/completions`, {
@@ -215,11 +197,11 @@ for (const kind of testDatabases) {
           expect(statuses.filter((status) => status !== 200 && status !== 402)).toEqual([])
           expect(statuses.filter((status) => status === 200).length).toBeGreaterThan(0)
           // While both still hold leases: no wallet below what it holds, every balance on the ledger.
-          await expectBooksBalance(database.db, { openHolds: true })
+          await expectBooksBalance(suite.database.db, { openHolds: true })
         } finally {
           await Promise.all(processes.map((gateway) => gateway.stop()))
         }
-        await expectBooksBalance(database.db)
+        await expectBooksBalance(suite.database.db)
       }, 60_000)
     }
   })

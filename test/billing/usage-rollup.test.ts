@@ -7,10 +7,9 @@ import { migrate } from '../../src/db/migrate'
 import { migrations } from '../../src/db/migrations.generated'
 import { queryRows } from '../../src/db/rows'
 import { testDatabases } from '../support/databases'
-import { bearer, startGateway, testConfig } from '../support/gateway'
+import { bearer } from '../support/gateway'
 import { gatewaySuite } from '../support/gateway-suite'
 import { expectBooksBalance, expectRollupMatchesLedger } from '../support/ledger-checks'
-import { mockCatalogEnv } from '../support/mock-catalog'
 import { rejectionOf } from '../support/rejection'
 
 /**
@@ -106,7 +105,7 @@ for (const kind of testDatabases) {
 
     test('concurrent settlements on many wallets from two gateways keep the sums exact', async () => {
       // A second gateway on the same database: its own hold book, so batches from both run at once.
-      const second = startGateway(suite.database, { config: testConfig(mockCatalogEnv(suite.upstream.baseUrl, suite.upstream.baseUrl)) })
+      const second = suite.instance()
       try {
         const keys = await Promise.all(Array.from({ length: 12 }, () => suite.harness.key()))
         const before = await count(sql`select coalesce(sum(requests), 0)::int as n from usage_rollups`)

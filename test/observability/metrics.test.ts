@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { beforeEach, describe, expect, test } from 'bun:test'
 import { MetricRegistry } from '../../src/observability/metric-registry'
-import { type FreshDatabase, testDatabases } from '../support/databases'
+import { testDatabases } from '../support/databases'
 import { expectError } from '../support/envelopes'
 import { type Exposition, parseExposition, sampleValue } from '../support/exposition'
-import { ADMIN_TOKEN, bearer, startGateway, testConfig } from '../support/gateway'
+import { ADMIN_TOKEN, bearer } from '../support/gateway'
 import { gatewaySuite } from '../support/gateway-suite'
 
 const METRICS_TOKEN = 'test-metrics-token-9876543210'
@@ -235,16 +235,10 @@ describe('GET /metrics after known traffic', () => {
 })
 
 describe('GET /metrics without its tokens', () => {
-  let database: FreshDatabase
-  beforeAll(async () => {
-    database = await testDatabases[0]!.open()
-  })
-  afterAll(async () => {
-    await database.close()
-  })
+  const suite = gatewaySuite(testDatabases[0]!, { mockUpstream: false, gateway: false })
 
   test('404 when neither TOLLGATE_METRICS_TOKEN nor TOLLGATE_ADMIN_TOKEN is set', async () => {
-    const harness = startGateway(database, { config: testConfig({ TOLLGATE_ADMIN_TOKEN: '' }) })
+    const harness = suite.instance({ env: { TOLLGATE_ADMIN_TOKEN: '' } })
     try {
       expectError(await harness.call('GET', '/metrics', { headers: bearer(ADMIN_TOKEN) }), 404, 'not_found')
       expectError(await harness.call('GET', '/metrics'), 404, 'not_found')
@@ -255,7 +249,7 @@ describe('GET /metrics without its tokens', () => {
   })
 
   test('with only the metrics token set, the admin token is no key to it', async () => {
-    const harness = startGateway(database, { config: testConfig({ TOLLGATE_ADMIN_TOKEN: '', TOLLGATE_METRICS_TOKEN: METRICS_TOKEN }) })
+    const harness = suite.instance({ env: { TOLLGATE_ADMIN_TOKEN: '', TOLLGATE_METRICS_TOKEN: METRICS_TOKEN } })
     try {
       expect((await harness.call('GET', '/metrics', { headers: bearer(METRICS_TOKEN) })).status).toBe(200)
       expectError(await harness.call('GET', '/metrics', { headers: bearer(ADMIN_TOKEN) }), 401, 'invalid_api_key')
