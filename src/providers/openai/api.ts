@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { WireCount } from '../decode'
+import { WireCount } from '../../wire/decode'
 
 /**
  * OpenAI wire types the gateway writes and reads (https://platform.openai.com/docs/api-reference).

@@ -2,7 +2,7 @@ import type { Answer, FinishReason } from '../../canonical/answer'
 import type { ReasoningPart, TextPart, ToolCallPart } from '../../canonical/prompt'
 import { parseToolArguments } from '../../canonical/tool-arguments'
 import { NO_USAGE } from '../../canonical/usage'
-import { decodeWire } from '../decode'
+import { decodeWire } from '../../wire/decode'
 import { ChatCompletion } from './api'
 import { convertChatUsage } from './convert-usage'
 

@@ -3,7 +3,7 @@ import { InvalidRequestError, UpstreamError } from '../../errors/kinds'
 import { coverImage } from '../../media/resize-image'
 import { sleep } from '../../util/sleep'
 import type { Fetch, UpstreamTarget } from '../adapter'
-import { decodeWire, readWireJson } from '../decode'
+import { decodeWire, readWireJson } from '../../wire/decode'
 import { VideoResource } from './api'
 import { mapOpenAiError } from './map-error'
 

@@ -1,10 +1,10 @@
 import type { ProviderConfig } from '../../config'
+import { usageFromMessages } from '../../wire/messages/usage'
 import type { Fetch, JsonObject, MessagesPassthrough, ProviderAdapter, ProviderConfigProblem, UpstreamTarget } from '../adapter'
 import { NO_PASSTHROUGH } from '../anthropic'
 import { convertPromptToMessages } from '../anthropic/convert-request'
 import { convertMessageAnswer } from '../anthropic/convert-response'
 import { convertMessagesStream } from '../anthropic/convert-stream'
-import { convertMessagesUsage } from '../anthropic/convert-usage'
 import { mapAnthropicError } from '../anthropic/map-error'
 import { betaHeader, withoutPremiumOptions } from '../anthropic/price-options'
 import { vertexAccessToken } from './access-token'
@@ -42,7 +42,7 @@ export function vertexAdapter(fetch: Fetch): ProviderAdapter {
   }
 
   return {
-    messages: { send: postRawPredict, usage: convertMessagesUsage },
+    messages: { send: postRawPredict, usage: usageFromMessages },
     translate: {
       send: (target, prompt) => postRawPredict(target, convertPromptToMessages(prompt), NO_PASSTHROUGH),
       readAnswer: convertMessageAnswer,
