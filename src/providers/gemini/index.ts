@@ -1,6 +1,6 @@
 import type { Prompt } from '../../canonical/prompt'
-import type { Fetch, ProviderAdapter, UpstreamTarget } from '../adapter'
 import { decodeWire } from '../../wire/decode'
+import type { Fetch, ProviderAdapter, UpstreamTarget } from '../adapter'
 import { type BatchEmbedRequest, BatchEmbedResponse } from './api'
 import { convertPromptToGemini } from './convert-request'
 import { convertGeminiAnswer } from './convert-response'
