@@ -6,9 +6,10 @@ import type { ProviderConfig } from '../config'
 import type { GatewayError } from '../errors/gateway-error'
 import { contextOf } from '../http/request-context'
 import { RequestRecord } from '../observability/request-record'
-import type { JsonObject, ProviderAdapter, TranslateCapability, UpstreamTarget } from '../providers/adapter'
+import type { ProviderAdapter, TranslateCapability, UpstreamTarget } from '../providers/adapter'
 import type { Services } from '../services'
 import type { FramedSseEvent, SseEvent } from '../streaming/sse'
+import type { UpstreamObject } from '../streaming/upstream-json'
 import type { BilledCall } from './billed-call'
 
 /** A list with at least one member: what route planning always returns. */
@@ -163,11 +164,11 @@ export interface ConversationEncoding {
   /** The most output tokens the route that answered was asked for (all choices together): reported usage above it is anomalous. */
   outputTokenLimit: number
   /** Native routes: the whole answer's usage, when it reports one. */
-  nativeUsage(body: JsonObject): Usage | undefined
+  nativeUsage(body: UpstreamObject): Usage | undefined
   /** Native routes: the gateway's own count when the answer reports no usage. */
-  estimateNative(body: JsonObject): Usage
+  estimateNative(body: UpstreamObject): Usage
   /** Native routes: the whole answer as the client gets it, with the cost. */
-  presentNative(body: JsonObject, cost: number): unknown
+  presentNative(body: UpstreamObject, cost: number): unknown
   /** Native routes: the observer of the surface's own stream. */
   observeNative(): StreamObserver<FramedSseEvent>
   /** Translated routes: the canonical answer in the surface's format. */

@@ -1,5 +1,5 @@
 import { usageFromMessages } from '../../wire/messages/usage'
-import type { Fetch, JsonObject, MessagesPassthrough, ProviderAdapter, UpstreamTarget } from '../adapter'
+import type { Fetch, MessagesPassthrough, NativeBody, ProviderAdapter, UpstreamTarget } from '../adapter'
 import { convertPromptToMessages } from './convert-request'
 import { convertMessageAnswer } from './convert-response'
 import { convertMessagesStream } from './convert-stream'
@@ -19,7 +19,7 @@ export const NO_PASSTHROUGH: MessagesPassthrough = { version: null, beta: null, 
  * and body options that would raise the price above the catalogue's (price-options.ts).
  */
 export function anthropicAdapter(fetch: Fetch): ProviderAdapter {
-  const postMessages = (target: UpstreamTarget, body: JsonObject, passthrough: MessagesPassthrough): Promise<Response> =>
+  const postMessages = (target: UpstreamTarget, body: NativeBody, passthrough: MessagesPassthrough): Promise<Response> =>
     fetch(`${target.provider.baseUrl}/v1/messages${passthrough.query}`, {
       method: 'POST',
       headers: {

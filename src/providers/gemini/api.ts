@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
+import type { JsonSchema } from '../../canonical/prompt'
 import { WireCount } from '../../wire/decode'
 
 /**
@@ -29,7 +30,7 @@ export type GenerateContentRequest = {
   contents: Content[]
   systemInstruction?: Content
   generationConfig?: { temperature?: number; topP?: number; maxOutputTokens?: number; stopSequences?: string[] }
-  tools?: { functionDeclarations: { name: string; description?: string; parameters: Record<string, unknown> }[] }[]
+  tools?: { functionDeclarations: { name: string; description?: string; parameters: JsonSchema }[] }[]
   toolConfig?: { functionCallingConfig: FunctionCallingConfig }
 }
 

@@ -1,6 +1,6 @@
 import { usageFromChat } from '../../wire/chat-completions/usage'
 import { usageFromResponses } from '../../wire/responses/usage'
-import type { Fetch, JsonObject, MediaPath, ProviderAdapter, UpstreamTarget } from '../adapter'
+import type { Fetch, MediaPath, NativeBody, ProviderAdapter, UpstreamTarget } from '../adapter'
 import { convertPromptToChat } from './convert-request'
 import { convertChatAnswer } from './convert-response'
 import { convertChatStream } from './convert-stream'
@@ -15,7 +15,7 @@ import { cancelOpenAiVideo, generateOpenAiVideo } from './videos'
  * and chat and Responses bodies lose a service tier priced above the catalogue.
  */
 export function openAiAdapter(fetch: Fetch): ProviderAdapter {
-  const postChatCompletion = (target: UpstreamTarget, body: JsonObject): Promise<Response> =>
+  const postChatCompletion = (target: UpstreamTarget, body: NativeBody): Promise<Response> =>
     fetch(`${target.provider.baseUrl}/chat/completions`, {
       method: 'POST',
       headers: {

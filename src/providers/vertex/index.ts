@@ -1,6 +1,6 @@
 import type { ProviderConfig } from '../../config'
 import { usageFromMessages } from '../../wire/messages/usage'
-import type { Fetch, JsonObject, MessagesPassthrough, ProviderAdapter, ProviderConfigProblem, UpstreamTarget } from '../adapter'
+import type { Fetch, MessagesPassthrough, NativeBody, ProviderAdapter, ProviderConfigProblem, UpstreamTarget } from '../adapter'
 import { NO_PASSTHROUGH } from '../anthropic'
 import { convertPromptToMessages } from '../anthropic/convert-request'
 import { convertMessageAnswer } from '../anthropic/convert-response'
@@ -20,7 +20,7 @@ import { generateVeoVideo } from './videos'
  * Veo video generation is reached under the same project and location.
  */
 export function vertexAdapter(fetch: Fetch): ProviderAdapter {
-  const postRawPredict = async (target: UpstreamTarget, body: JsonObject, passthrough: MessagesPassthrough): Promise<Response> => {
+  const postRawPredict = async (target: UpstreamTarget, body: NativeBody, passthrough: MessagesPassthrough): Promise<Response> => {
     const { provider } = target
     const method = body.stream ? 'streamRawPredict' : 'rawPredict'
     const url = `${provider.baseUrl}/v1/projects/${provider.project}/locations/${provider.location}/publishers/anthropic/models/${target.model}:${method}`

@@ -1,7 +1,7 @@
 import type { ImagePart, Message, Prompt, TextPart, ToolChoice, ToolDefinition } from '../../canonical/prompt'
 import { mergeTurns } from '../../canonical/tool-arguments'
-import { objectsIn, requireString, stringOr } from '../../http/json-fields'
-import { isRecord, type JsonObject } from '../../util/is-record'
+import { type ClientObject, objectsIn, requireString, stringOr } from '../../http/json-fields'
+import { isRecord } from '../../util/is-record'
 import { toolCallPartOf } from '../../wire/chat-completions/content'
 import type { ChatToolCall } from '../../wire/chat-completions/request'
 import { imagePartOf } from '../../wire/data-url'
@@ -12,9 +12,6 @@ import type { ChatCompletionBody } from './schema'
  * the canonical prompt, for routes that do not speak it natively. System and developer
  * messages become the system text; tool calls and tool results keep their ids.
  */
-
-/** An object of the client's body (a message, a part, a tool call) as sent: free-form until each field the decoder needs is checked. */
-type ClientObject = JsonObject
 
 /** What the decoder reads: the checked sampling fields, and messages and tools read field by field. */
 export type ChatPromptSource = Pick<ChatCompletionBody, 'max_tokens' | 'max_completion_tokens' | 'temperature' | 'top_p' | 'stop' | 'stream'> & {

@@ -1,6 +1,6 @@
 import type { Message, Prompt, ToolChoice, ToolDefinition } from '../../canonical/prompt'
-import { objectsIn, requireString } from '../../http/json-fields'
-import { isRecord, type JsonObject } from '../../util/is-record'
+import { type ClientObject, objectsIn, requireString } from '../../http/json-fields'
+import { isRecord } from '../../util/is-record'
 import { assistantPartOf, toolResultPartOf, userPartOf } from '../../wire/messages/content'
 import type { AssistantBlock } from '../../wire/messages/message'
 import type { ToolResultBlockParam, UserBlockParam } from '../../wire/messages/request'
@@ -45,11 +45,8 @@ function systemText(system: unknown): string | undefined {
   return text || undefined
 }
 
-/** A content block as the client sent it: free-form until each field the decoder needs is checked. */
-type ClientBlock = JsonObject
-
 /** A message's content blocks as the client sent them, still unread: a string is one text block. */
-function blocksOf(content: unknown): ClientBlock[] {
+function blocksOf(content: unknown): ClientObject[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }]
   return objectsIn(content)
 }
@@ -67,7 +64,7 @@ function decodeMessage(message: { role: unknown; content?: unknown }, param: str
 }
 
 /** A client's assistant block that has a canonical form; a tool_use without its id or name is the client's error. */
-function assistantBlockIn(block: ClientBlock, at: string): AssistantBlock | undefined {
+function assistantBlockIn(block: ClientObject, at: string): AssistantBlock | undefined {
   if (block.type === 'text' && typeof block.text === 'string') return { type: 'text', text: block.text }
   if (block.type === 'tool_use')
     return { type: 'tool_use', id: requireString(block.id, `${at}.id`), name: requireString(block.name, `${at}.name`), input: block.input }
@@ -77,7 +74,7 @@ function assistantBlockIn(block: ClientBlock, at: string): AssistantBlock | unde
   return undefined
 }
 
-function toolResultIn(block: ClientBlock, at: string): ToolResultBlockParam | undefined {
+function toolResultIn(block: ClientObject, at: string): ToolResultBlockParam | undefined {
   if (block.type !== 'tool_result') return undefined
   return {
     type: 'tool_result',
@@ -87,7 +84,7 @@ function toolResultIn(block: ClientBlock, at: string): ToolResultBlockParam | un
   }
 }
 
-function userBlockIn(block: ClientBlock): UserBlockParam | undefined {
+function userBlockIn(block: ClientObject): UserBlockParam | undefined {
   if (block.type === 'text' && typeof block.text === 'string') return { type: 'text', text: block.text }
   if (block.type === 'image' && isRecord(block.source)) {
     const source = block.source

@@ -1,7 +1,7 @@
 import type { ImagePart, Message, Prompt, TextPart, ToolChoice, ToolDefinition } from '../../canonical/prompt'
 import { mergeTurns } from '../../canonical/tool-arguments'
-import { objectsIn, requireString, stringOr } from '../../http/json-fields'
-import { isRecord, type JsonObject } from '../../util/is-record'
+import { type ClientObject, objectsIn, requireString, stringOr } from '../../http/json-fields'
+import { isRecord } from '../../util/is-record'
 import { imagePartOf } from '../../wire/data-url'
 import { toolCallPartOf, toolResultPartOf } from '../../wire/responses/content'
 import type { ResponsesBody } from './schema'
@@ -13,9 +13,6 @@ import type { ResponsesBody } from './schema'
  * items and hosted tools have no canonical form and are left out.
  */
 
-/** An input item of the client's body as sent: free-form until each field the decoder needs is checked. */
-type ClientItem = JsonObject
-
 /** What the decoder reads: the checked fields, with input items and tools read field by field. */
 export type ResponsesPromptSource = Pick<ResponsesBody, 'input' | 'instructions' | 'max_output_tokens' | 'temperature' | 'top_p' | 'stream'> & {
   tools?: unknown
@@ -23,7 +20,7 @@ export type ResponsesPromptSource = Pick<ResponsesBody, 'input' | 'instructions'
 }
 
 export function decodeResponsesRequest(body: ResponsesPromptSource): Prompt {
-  const items: ClientItem[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input
+  const items: ClientObject[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input
   const system = [typeof body.instructions === 'string' ? body.instructions : '']
   const messages: Message[] = []
   items.forEach((item, index) => {
@@ -50,7 +47,7 @@ function textOf(content: unknown): string {
     .join('\n')
 }
 
-function decodeItem(item: ClientItem, param: string): Message[] {
+function decodeItem(item: ClientObject, param: string): Message[] {
   if (item.type === 'function_call') {
     const call = toolCallPartOf({
       type: 'function_call',

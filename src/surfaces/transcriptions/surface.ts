@@ -41,9 +41,8 @@ export const transcriptionSurface: Surface<TranscriptionBody, MediaRoute> = {
 
 /** The client's form as it came, the model replaced by the route's. */
 function transcriptionForm(body: TranscriptionBody, model: string): FormData {
-  const fields: Record<string, unknown> = body
   const form = new FormData()
-  for (const [name, value] of Object.entries(fields)) {
+  for (const [name, value] of Object.entries(body)) {
     if (name === 'model') continue
     const items: unknown[] = Array.isArray(value) ? value : [value]
     for (const item of items) {
