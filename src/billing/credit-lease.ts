@@ -131,9 +131,11 @@ export class CreditLeases {
   finished(lease: Lease, held: bigint, charged: bigint, landed: boolean): void {
     lease.committed -= held
     if (landed) lease.amount -= charged
-    // Its charge did not land (given up, or the lease had expired): the lease draws no more,
-    // and what the database still holds of it goes back with its release or the sweep.
-    else this.leases.retire(lease)
+    else {
+      // Its charge did not land (given up, or the lease had expired): the lease draws no more,
+      // and what the database still holds of it goes back with its release or the sweep.
+      this.leases.retire(lease)
+    }
     lease.lastUsed = this.options.now()
     if (lease.retired && lease.committed === 0n && this.leases.has(lease)) void this.leases.giveBack(lease, 'all')
   }
@@ -223,6 +225,7 @@ export class CreditLeases {
     return taking
   }
 
+  /** Takes a lease in the database (lease-taking.ts) and opens it here; the first one starts the check timer. */
   private async openLease(request: HoldRequest, role: 'current' | 'ahead'): Promise<Lease | undefined> {
     const lease = await takeLease(this.database, this.taker, request)
     if (!lease) return undefined
