@@ -289,6 +289,20 @@ describe('architecture of src/', () => {
     expect(report('Casts to Record<string, unknown> (narrow the value, or parse it at the edge in src/http/)', offenders)).toBe('')
   })
 
+  test('free-form objects (`Record<string, unknown>`, `JsonObject`) appear at most 20 times in src/, each named boundary type with a comment saying why', () => {
+    const FREE_FORM = /\bRecord\s*<\s*string\s*,\s*unknown\s*>|\bJsonObject\b/g
+    const uses = SOURCES.flatMap((file) => [...file.code.matchAll(FREE_FORM)].map((match) => ({ file, at: match.index })))
+    const places = uses.map(({ file, at }) => `${file.path}:${lineOf(file.text, at)}`)
+    expect(uses.length <= 20 ? '' : report('Free-form objects beyond the budget of 20 (type the value with its wire or domain type)', places)).toBe('')
+    // A type that names a free-form object says, in its doc comment, why the value is free-form.
+    const undocumented = SOURCES.flatMap((file) =>
+      [...file.code.matchAll(/^(?:export )?type (\w+) = (?:Record\s*<\s*string\s*,\s*unknown\s*>|JsonObject)\s*$/gm)]
+        .filter((match) => !/\*\/\s*$/.test(file.text.slice(0, match.index)))
+        .map((match) => `${file.path}:${lineOf(file.text, match.index)} ${match[1]}`),
+    )
+    expect(report('Free-form type aliases without a doc comment saying why', undocumented)).toBe('')
+  })
+
   test('no non-null assertion (`value!`) and no `any` in src/', () => {
     // Biome's own rules, run on src/ alone: they read the syntax tree, so `!==` and `!value` never count.
     const run = Bun.spawnSync(

@@ -1,3 +1,4 @@
+import type { UsageRecord } from '../canonical/usage'
 import type { DatabaseHandle } from '../db/client'
 import { InvalidRequestError } from '../errors/kinds'
 import { boundedCost, type ClosedHold, type Closing } from './closing'
@@ -71,7 +72,7 @@ export class HoldBook {
    * cannot take the closing now, it is retried in the background until it lands, and the
    * caller is answered from the same arithmetic the database will do.
    */
-  settle(hold: Hold, cost: bigint, usage: Record<string, unknown> | null, model = hold.model, provider = hold.provider): Promise<ClosedHold> {
+  settle(hold: Hold, cost: bigint, usage: UsageRecord | null, model = hold.model, provider = hold.provider): Promise<ClosedHold> {
     return this.close({ hold, cost, usage, model, provider })
   }
 

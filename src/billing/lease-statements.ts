@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm'
+import type { UsageRecord } from '../canonical/usage'
 import type { DatabaseHandle } from '../db/client'
 import { FixedStatement } from '../db/fixed-statement'
 import type { Payer } from './payer'
@@ -97,7 +98,7 @@ export interface LeasedCharge {
   /** What the call cost; `charged` is that capped at the call's draw. */
   cost: bigint
   charged: bigint
-  usage: Record<string, unknown> | null
+  usage: UsageRecord | null
   model: string
   provider: string
 }

@@ -3,7 +3,7 @@ import type { Hold } from '../billing/hold'
 import { microsToCredits } from '../billing/money'
 import { chargeForUsage } from '../billing/pricing'
 import { recordableUsage, UntrustedUsageError, type UsageAnomaly, usageAnomalies } from '../billing/usage-guard'
-import type { Usage, UsageSource } from '../canonical/usage'
+import type { Usage, UsageRecord, UsageSource } from '../canonical/usage'
 import type { ModelEntry } from '../catalog/catalog-schema'
 import type { ProviderConfig } from '../config'
 import { logEvent } from '../observability/log'
@@ -64,7 +64,7 @@ export class BilledCall {
   }
 
   /** Charges a cost priced by the endpoint (images, characters, minutes), capped at the hold. */
-  settleCost(servedBy: ServedBy, price: () => bigint, usage: Record<string, unknown>): Promise<Settled> {
+  settleCost(servedBy: ServedBy, price: () => bigint, usage: UsageRecord): Promise<Settled> {
     this.closing ??= this.close(servedBy, price, usage, undefined).then((closed) => ({ cost: closed.cost }))
     return this.closing
   }
@@ -81,7 +81,7 @@ export class BilledCall {
   private async close(
     servedBy: ServedBy,
     price: () => bigint,
-    usage: Record<string, unknown>,
+    usage: UsageRecord,
     tokens: Usage | undefined,
     output?: { tokens: number; limit: number },
   ): Promise<{ cost: number; trusted: boolean }> {
@@ -132,7 +132,7 @@ export class BilledCall {
   }
 }
 
-function usageRecord(usage: Usage, source: UsageSource): Record<string, unknown> {
+function usageRecord(usage: Usage, source: UsageSource): UsageRecord {
   return {
     input_tokens: usage.inputTokens,
     output_tokens: usage.outputTokens,

@@ -1,6 +1,6 @@
 import type { Caller } from '../auth/authenticate'
 import type { Answer, StreamPart } from '../canonical/answer'
-import type { Usage, UsageSource } from '../canonical/usage'
+import type { Usage, UsageRecord, UsageSource } from '../canonical/usage'
 import type { VideoOutcome, VideoRequest } from '../canonical/video'
 import type { ModelEntry } from '../catalog/catalog-schema'
 import type { ResolvedModel } from '../catalog/resolve-model'
@@ -116,7 +116,7 @@ export type CallPlan<R extends Route> = ConversationCall<R> | PricedCall<R> | Vi
 export interface PricedAnswer {
   /** The charge; throws UntrustedUsageError when the upstream's counts behind it cannot be trusted. */
   cost: () => bigint
-  usage: Record<string, unknown>
+  usage: UsageRecord
   respond(cost: number): Response
 }
 
