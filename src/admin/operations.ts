@@ -4,7 +4,7 @@ import { creditWallet, type EntryParties, ensureWallet, findWallet } from '../bi
 import { CUSTOM_PREFIX } from '../catalog/custom-models'
 import type { PayerKind } from '../db/schema'
 import { InvalidRequestError, NotFoundError } from '../errors/kinds'
-import type { Services } from '../services'
+import type { Services } from '../services/services'
 import { KeyFields } from './key-fields'
 import { type AdminOperation, defineOperation } from './operation'
 import { REPORTING_OPERATIONS } from './reporting-operations'

@@ -10,7 +10,7 @@ import {
   type UsageQuery,
 } from '../billing/usage-summary'
 import { InvalidRequestError } from '../errors/kinds'
-import type { Services } from '../services'
+import type { Services } from '../services/services'
 import { AdminExport } from './export'
 import { defineOperation } from './operation'
 

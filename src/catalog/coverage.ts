@@ -1,5 +1,5 @@
-import type { Config, ProviderConfig } from '../config'
-import type { ModelEntry } from './catalog-schema'
+import type { ProviderConfig } from '../providers/provider-config'
+import type { CatalogEntries, ModelEntry } from './catalog-schema'
 
 /**
  * What a configuration serves and what it hides, for the start-up summary and a reload
@@ -48,7 +48,7 @@ export function isModelServed(model: ModelEntry, providers: ReadonlyMap<string, 
   return model.routes.some((route) => providers.get(route.provider)?.configured)
 }
 
-export function catalogCoverage(config: Pick<Config, 'providers' | 'models' | 'aliases'>): CatalogCoverage {
+export function catalogCoverage(config: CatalogEntries): CatalogCoverage {
   const served = config.models.filter((model) => isModelServed(model, config.providers))
   const servedIds = new Set(served.map((model) => model.id))
   const servedPerProvider: Record<string, number> = {}

@@ -5,11 +5,11 @@ import { chargeForUsage } from '../billing/pricing'
 import { recordableUsage, UntrustedUsageError, type UsageAnomaly, usageAnomalies } from '../billing/usage-guard'
 import type { Usage, UsageSource } from '../canonical/usage'
 import type { ModelEntry } from '../catalog/catalog-schema'
-import type { ProviderConfig } from '../config'
 import { logEvent } from '../observability/log'
 import { usageAnomaliesTotal } from '../observability/metrics'
 import type { RequestRecord } from '../observability/request-record'
-import type { Services } from '../services'
+import type { ProviderConfig } from '../providers/provider-config'
+import type { Services } from '../services/services'
 
 /**
  * What a call is settled against: the catalogue model that priced it, the provider that served

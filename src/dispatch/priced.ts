@@ -3,7 +3,7 @@ import type { ModelType } from '../catalog/catalog-schema'
 import { type ResolvedModel, requireModelType, resolveModel } from '../catalog/resolve-model'
 import { ModelNotSupportedError } from '../errors/kinds'
 import type { MediaCapability } from '../providers/adapter'
-import type { Services } from '../services'
+import type { Services } from '../services/services'
 import type { BilledCall } from './billed-call'
 import type { Route, UpstreamAnswer } from './surface'
 

@@ -2,7 +2,7 @@ import { Elysia } from 'elysia'
 import { checkAdminToken } from '../auth/admin-token'
 import { consolePage } from '../console/page'
 import { NotFoundError } from '../errors/kinds'
-import type { Services } from '../services'
+import type { Services } from '../services/services'
 
 const CACHE_FOREVER = 'public, max-age=31536000, immutable'
 /** The page itself is small and names the current assets: never cached. */

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm'
 import { Elysia, t } from 'elysia'
 import { migrationsApplied } from '../db/migrate'
 import { errorResponses, PUBLIC_ERRORS } from '../http/openapi/responses'
-import type { Services } from '../services'
+import type { Services } from '../services/services'
 
 export function healthEndpoints(services: Services) {
   return new Elysia({ name: 'endpoints/health' })

@@ -3,7 +3,7 @@ import { checkMetricsToken } from '../auth/metrics-token'
 import { EXPOSITION_CONTENT_TYPE } from '../observability/metric-registry'
 import { holdClosingsPending, holdsOpen, renderMetrics, startEventLoopProbe } from '../observability/metrics'
 import { mergeExpositions } from '../observability/metrics-merge'
-import type { Services } from '../services'
+import type { Services } from '../services/services'
 
 /** How a worker reaches the other workers' metrics (lifecycle/worker-link.ts). */
 export interface PeerMetrics {

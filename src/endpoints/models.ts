@@ -3,7 +3,7 @@ import { findVisibleModel, modelObject, visibleModels } from '../catalog/model-v
 import { ModelNotFoundError } from '../errors/kinds'
 import type { GatewayContext } from '../http/gateway-context'
 import { type ErrorStatus, errorResponses, PUBLIC_ERRORS } from '../http/openapi/responses'
-import type { Services } from '../services'
+import type { Services } from '../services/services'
 
 const ModelObjectSchema = t.Object(
   {

@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import { isModelAllowed } from '../auth/model-access'
 import type { GatewayContext } from '../http/gateway-context'
 import { errorResponses, KEYED_READ_ERRORS } from '../http/openapi/responses'
-import type { Services } from '../services'
+import type { Services } from '../services/services'
 
 export function pricingEndpoint(context: GatewayContext, services: Services) {
   return new Elysia({ name: 'endpoints/pricing' }).use(context).get(

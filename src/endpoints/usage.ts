@@ -3,7 +3,7 @@ import { creditsJson } from '../billing/money'
 import { countJson, recentCharges, summarizeUsage } from '../billing/usage-summary'
 import type { GatewayContext } from '../http/gateway-context'
 import { answerResponse, errorResponses, KEYED_READ_ERRORS } from '../http/openapi/responses'
-import type { Services } from '../services'
+import type { Services } from '../services/services'
 
 /** How many of the key's latest billed requests `recent` lists. */
 const RECENT_REQUESTS = 100

@@ -6,7 +6,7 @@ import { envelopeOfPath } from '../errors/render'
 import type { GatewayContext } from '../http/gateway-context'
 import { type DocumentedResponses, errorResponses, MODEL_CALL_ERRORS } from '../http/openapi/responses'
 import { refuseInvalidBody, refuseInvalidForm } from '../http/schema-check'
-import type { Services } from '../services'
+import type { Services } from '../services/services'
 
 export interface SurfaceEndpoint<S extends TSchema, R extends Route> {
   path: string

@@ -1,4 +1,5 @@
 import type { Fetch, JsonObject, MessagesPassthrough, ProviderAdapter, UpstreamTarget } from '../adapter'
+import { readApiKey } from '../api-key'
 import { DEFAULT_ANTHROPIC_VERSION } from './api'
 import { convertPromptToMessages } from './convert-request'
 import { convertMessageAnswer } from './convert-response'
@@ -41,6 +42,7 @@ export function anthropicAdapter(fetch: Fetch): ProviderAdapter {
     },
     mapError: mapAnthropicError,
     // Nothing beyond the common fields.
+    readCredential: readApiKey,
     checkConfig: () => [],
   }
 }

@@ -1,5 +1,6 @@
 import type { Prompt } from '../../canonical/prompt'
 import type { Fetch, ProviderAdapter, UpstreamTarget } from '../adapter'
+import { readApiKey } from '../api-key'
 import { decodeWire } from '../decode'
 import { type BatchEmbedRequest, BatchEmbedResponse } from './api'
 import { convertPromptToGemini } from './convert-request'
@@ -56,6 +57,7 @@ export function geminiAdapter(fetch: Fetch): ProviderAdapter {
     },
     mapError: mapGeminiError,
     // Nothing beyond the common fields.
+    readCredential: readApiKey,
     checkConfig: () => [],
   }
 }

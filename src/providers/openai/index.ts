@@ -1,4 +1,5 @@
 import type { Fetch, JsonObject, MediaPath, ProviderAdapter, UpstreamTarget } from '../adapter'
+import { readApiKey } from '../api-key'
 import { convertPromptToChat } from './convert-request'
 import { convertChatAnswer } from './convert-response'
 import { convertChatStream } from './convert-stream'
@@ -62,6 +63,7 @@ export function openAiAdapter(fetch: Fetch): ProviderAdapter {
     },
     mapError: mapOpenAiError,
     // Nothing beyond the common fields: a key is optional (local servers take none).
+    readCredential: readApiKey,
     checkConfig: () => [],
   }
 }

@@ -1,5 +1,4 @@
-import type { ProviderConfig } from '../../config'
-import type { Fetch, JsonObject, MessagesPassthrough, ProviderAdapter, ProviderConfigProblem, UpstreamTarget } from '../adapter'
+import type { Fetch, JsonObject, MessagesPassthrough, ProviderAdapter, UpstreamTarget } from '../adapter'
 import { NO_PASSTHROUGH } from '../anthropic'
 import { convertPromptToMessages } from '../anthropic/convert-request'
 import { convertMessageAnswer } from '../anthropic/convert-response'
@@ -7,8 +6,10 @@ import { convertMessagesStream } from '../anthropic/convert-stream'
 import { convertMessagesUsage } from '../anthropic/convert-usage'
 import { mapAnthropicError } from '../anthropic/map-error'
 import { betaHeader, withoutPremiumOptions } from '../anthropic/price-options'
+import type { ProviderConfig, ProviderConfigProblem } from '../provider-config'
 import { vertexAccessToken } from './access-token'
 import { type RawPredictRequest, VERTEX_ANTHROPIC_VERSION } from './api'
+import { readVertexCredential } from './credential'
 import { generateVeoVideo } from './videos'
 
 /**
@@ -50,6 +51,7 @@ export function vertexAdapter(fetch: Fetch): ProviderAdapter {
     },
     video: { generate: (target, request, onStarted) => generateVeoVideo(fetch, target, request, onStarted), cancel: null },
     mapError: mapAnthropicError,
+    readCredential: readVertexCredential,
     checkConfig: checkVertexConfig,
   }
 }

@@ -10,7 +10,7 @@ import type { ConversationEncoding, ConversationRoute, Surface } from '../../dis
 import { ModelNotSupportedError } from '../../errors/kinds'
 import { requireCount } from '../../http/request-bounds'
 import type { MessagesCapability, MessagesPassthrough } from '../../providers/adapter'
-import type { Services } from '../../services'
+import type { Services } from '../../services/services'
 import { usageWithCost } from '../../streaming/upstream-json'
 import { decodeMessagesRequest } from './decode'
 import { encodeMessage } from './encode'
