@@ -11,6 +11,9 @@ import type { RequestRecord } from '../observability/request-record'
 import type { ProviderConfig } from '../providers/provider-config'
 import type { Services } from '../services/services'
 
+/** What a billed call reaches: who pays for a caller, the hold book, and the token counts of rate limits. */
+export type BillingServices = Pick<Services, 'payers' | 'holds' | 'rateLimiter'>
+
 /**
  * What a call is settled against: the catalogue model that priced it, the provider that served
  * it and, for a conversation, the most output tokens that provider was asked for.
@@ -31,14 +34,14 @@ export class BilledCall {
   private closing: Promise<Settled> | undefined
 
   constructor(
-    private readonly services: Services,
+    private readonly services: BillingServices,
     readonly hold: Hold,
     /** The request's record: the hold and settlement are timed there, and the charge noted. */
     readonly record: RequestRecord,
   ) {}
 
   /** Takes the hold; `provider` is the first route's, recorded until a route answers. */
-  static async open(services: Services, caller: Caller, amount: bigint, record: RequestRecord, model: string, provider: string): Promise<BilledCall> {
+  static async open(services: BillingServices, caller: Caller, amount: bigint, record: RequestRecord, model: string, provider: string): Promise<BilledCall> {
     const hold = await record.time('hold', async () => {
       const payer = await services.payers.payerFor(caller)
       return services.holds.take({ payer, amount, requestId: record.requestId, model, provider })

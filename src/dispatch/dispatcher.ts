@@ -17,7 +17,7 @@ import type { ConversationEncoding, ConversationRoute, NonEmpty, Route, Surface,
  * (shaped as the surface needs it) when its provider is configured and its API can serve the
  * surface, natively or by translation. None is 503 no_route_available.
  */
-export function planRoutes<R>(services: Services, resolved: ResolvedModel, usable: (route: Route) => R | undefined): NonEmpty<R> {
+export function planRoutes<R>(services: Pick<Services, 'catalog'>, resolved: ResolvedModel, usable: (route: Route) => R | undefined): NonEmpty<R> {
   const models =
     resolved.kind === 'model'
       ? [resolved.model]

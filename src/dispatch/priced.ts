@@ -29,7 +29,13 @@ export type CatalogueModel = Extract<ResolvedModel, { kind: 'model' }>
  * catalogue model (aliases and custom models are chat-only: 400 model_not_supported) and be
  * of the endpoint's type (`endpoint` is the gateway's path, for the message: `/v1/embeddings`).
  */
-export async function resolveTypedModel(services: Services, caller: Caller, modelId: string, type: ModelType, endpoint: string): Promise<CatalogueModel> {
+export async function resolveTypedModel(
+  services: Pick<Services, 'catalog' | 'customModels'>,
+  caller: Caller,
+  modelId: string,
+  type: ModelType,
+  endpoint: string,
+): Promise<CatalogueModel> {
   const resolved = await resolveModel(services, caller, modelId)
   if (resolved.kind !== 'model') throw new ModelNotSupportedError(`'${modelId}' is served by /v1/chat/completions only.`, { param: 'model' })
   requireModelType(resolved, type, endpoint)

@@ -20,7 +20,7 @@ const LISTING_ERRORS: readonly ErrorStatus[] = [400, 401, 429, 500, 503]
 
 const ModelListSchema = t.Object({ object: t.Literal('list'), data: t.Array(ModelObjectSchema) })
 
-export function modelEndpoints(context: GatewayContext, services: Services) {
+export function modelEndpoints(context: GatewayContext, services: Pick<Services, 'catalog' | 'customModels'>) {
   return new Elysia({ name: 'endpoints/models' })
     .use(context)
     .get('/v1/models', async ({ caller }) => ({ object: 'list' as const, data: await visibleModels(services, caller) }), {

@@ -43,7 +43,7 @@ const UsageAnswer = t.Object({
  * by day and model, read from the usage rollup, and its latest charges from the ledger, so a
  * customer can reconcile each charge.
  */
-export function usageEndpoint(context: GatewayContext, services: Services) {
+export function usageEndpoint(context: GatewayContext, services: Pick<Services, 'db' | 'now'>) {
   return new Elysia({ name: 'endpoints/usage' }).use(context).get(
     '/v1/usage',
     async ({ caller }) => {

@@ -10,7 +10,7 @@ import type { Services } from '../services/services'
 /** How long GET /v1/wallet waits for this instance's charges in flight; past it (a database outage) it answers with what is written. */
 const WALLET_CATCH_UP_MS = 500
 
-export function walletEndpoint(context: GatewayContext, services: Services) {
+export function walletEndpoint(context: GatewayContext, services: Pick<Services, 'db' | 'holds' | 'now'>) {
   return new Elysia({ name: 'endpoints/wallet' }).use(context).get(
     '/v1/wallet',
     async ({ caller }) => {

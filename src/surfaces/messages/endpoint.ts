@@ -48,7 +48,7 @@ export const messagesEndpoint = surfaceEndpoint({
 })
 
 /** POST /v1/messages/count_tokens: the gateway's own estimate, free; the model must be one the caller may use here. */
-export function countTokensEndpoint(context: GatewayContext, services: Services) {
+export function countTokensEndpoint(context: GatewayContext, services: Pick<Services, 'catalog' | 'customModels' | 'rateLimiter'>) {
   return new Elysia({ name: 'surfaces/messages/count-tokens' }).use(context).post(
     '/v1/messages/count_tokens',
     async ({ body, caller }) => {
