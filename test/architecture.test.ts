@@ -158,6 +158,48 @@ function cycles(edges: Map<string, FolderEdge>): string[][] {
   return components
 }
 
+/** One import or re-export of a file, with the values it brings (a type-only import brings none). */
+interface ValueImport {
+  /** The imported module, repo-relative and without its extension: `src/dispatch/dispatcher`. */
+  target: string
+  /** The names bound as values; `*` for a namespace, a side-effect import or a dynamic import. */
+  values: string[]
+}
+
+/** Every import and re-export from a relative path, with the value names each binds. */
+function valueImportsOf(file: SourceFile): ValueImport[] {
+  const imports: ValueImport[] = []
+  const targetOf = (start: number, quote: string) => {
+    const end = file.text.indexOf(quote, start)
+    const specifier = file.text.slice(start, end)
+    return specifier.startsWith('.') ? relative(ROOT, resolve(ROOT, dirname(file.path), specifier)).replaceAll('\\', '/') : undefined
+  }
+  // Strings are blanked in `code` (their quotes kept): the clause is read there, the specifier from `text`.
+  for (const match of file.code.matchAll(/\b(?:import|export)\s+(type\s+)?([\w\s{},*$]*?)\s*\bfrom\s*(['"])/g)) {
+    const target = targetOf(match.index + match[0].length, match[3] ?? "'")
+    if (!target || match[1]) continue
+    const values = (match[2] ?? '')
+      .replace(/[{}]/g, ',')
+      .split(',')
+      .map((name) => name.trim())
+      .filter((name) => name !== '' && !name.startsWith('type '))
+      .map((name) => (name.startsWith('*') ? '*' : (name.split(/\s+as\s+/)[0] ?? name)))
+    imports.push({ target, values })
+  }
+  for (const match of file.code.matchAll(/\bimport\s*(?:\(\s*)?(['"])/g)) {
+    const target = targetOf(match.index + match[0].length, match[1] ?? "'")
+    if (target) imports.push({ target, values: ['*'] })
+  }
+  return imports
+}
+
+/**
+ * The values a file of src/surfaces/ may import from src/dispatch/: the endpoint's handler hands
+ * the request to the dispatcher, and that is all. A surface describes its call in dispatch's types
+ * (dispatch/surface.ts); the dispatcher calls it, never the other way round.
+ */
+const SURFACE_VALUES_FROM_DISPATCH: Record<string, string[]> = { 'src/surfaces/endpoint.ts': ['src/dispatch/dispatcher dispatch'] }
+
 // ---------------------------------------------------------------------------------------------
 // Doc citations
 
@@ -232,6 +274,19 @@ describe('architecture of src/', () => {
       return [`cycle among ${component.join(', ')}:`, ...inside.map((edge) => `  ${edge.from} -> ${edge.to}`)].join('\n  ')
     })
     expect(report('Import cycles between files of a folder (move the shared types into a module both import)', offenders)).toBe('')
+  })
+
+  test('src/surfaces/ imports only types from src/dispatch/, but for the endpoint handing the request to the dispatcher', () => {
+    const offenders = SOURCES.filter((file) => file.path.startsWith('src/surfaces/')).flatMap((file) =>
+      valueImportsOf(file)
+        .filter(({ target }) => target.startsWith('src/dispatch/'))
+        .flatMap(({ target, values }) => values.map((value) => `${target} ${value}`))
+        .filter((imported) => !(SURFACE_VALUES_FROM_DISPATCH[file.path] ?? []).includes(imported))
+        .map((imported) => `${file.path} imports ${imported.replace(' ', ': ')}`),
+    )
+    expect(
+      report('Values imported by src/surfaces/ from src/dispatch/ (describe the call in the types of dispatch/surface.ts; the dispatcher calls)', offenders),
+    ).toBe('')
   })
 
   test('no `as Record<string, unknown>` outside src/http/', () => {

@@ -112,7 +112,7 @@ function refuseUnknownParameters(query: object): void {
   }
 }
 
-async function* exportPages(services: Pick<Services, 'reportsDb'>, summary: UsageQuery): AsyncGenerator<Record<string, unknown>[]> {
+async function* exportPages(services: Pick<Services, 'reportsDb'>, summary: UsageQuery): AsyncGenerator<ReturnType<typeof summaryView>[]> {
   let after: UsagePosition | undefined
   for (;;) {
     const rows = await summarizeUsage(services.reportsDb, summary, { limit: EXPORT_PAGE, after })

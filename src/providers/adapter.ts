@@ -4,6 +4,7 @@ import type { Usage } from '../canonical/usage'
 import type { VideoOutcome, VideoRequest } from '../canonical/video'
 import type { GatewayError } from '../errors/gateway-error'
 import type { SseEvent } from '../streaming/sse'
+import type { JsonObject } from '../util/is-record'
 import type { ProviderConfig, ProviderConfigProblem, ProviderCredential, ProviderEntry } from './provider-config'
 
 /** The one way an adapter reaches the network: global fetch in production, a fake in tests. */
@@ -22,10 +23,12 @@ export interface UpstreamTarget {
   headers: Record<string, string>
 }
 
-/** A JSON object body passed through to an API that speaks the client's format. */
-export type { JsonObject } from '../util/is-record'
-
-import type { JsonObject } from '../util/is-record'
+/**
+ * A client's request body passed on to an API that speaks the client's format: the gateway sets
+ * a few named fields (the model, an output limit, stream options) and passes every other field
+ * as it came, so its fields are free-form.
+ */
+export type NativeBody = JsonObject
 
 /** What a native messages request keeps of the client's request besides its body. */
 export interface MessagesPassthrough {
@@ -43,21 +46,21 @@ export interface ChatCapability {
    * `outputLimit`: the output tokens the hold was sized for, sent in the field the server reads
    * when the body names no limit of its own (docs/billing.md#holds).
    */
-  send(target: UpstreamTarget, body: JsonObject, outputLimit?: number): Promise<Response>
+  send(target: UpstreamTarget, body: NativeBody, outputLimit?: number): Promise<Response>
   /** The canonical usage of a chat `usage` object; undefined when absent, UpstreamError when malformed. */
   usage(reported: unknown): Usage | undefined
 }
 
 /** Anthropic's messages format, spoken natively: the client's body passes through. */
 export interface MessagesCapability {
-  send(target: UpstreamTarget, body: JsonObject, passthrough: MessagesPassthrough): Promise<Response>
+  send(target: UpstreamTarget, body: NativeBody, passthrough: MessagesPassthrough): Promise<Response>
   /** The canonical usage of a messages `usage` object; undefined when absent, UpstreamError when malformed. */
   usage(reported: unknown): Usage | undefined
 }
 
 /** OpenAI's Responses API, spoken natively (a provider may still turn it off with `responsesApi: false`). */
 export interface ResponsesCapability {
-  send(target: UpstreamTarget, body: JsonObject): Promise<Response>
+  send(target: UpstreamTarget, body: NativeBody): Promise<Response>
   /** The canonical usage of a Responses `usage` object; undefined when absent, UpstreamError when malformed. */
   usage(reported: unknown): Usage | undefined
 }

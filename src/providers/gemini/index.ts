@@ -1,7 +1,7 @@
 import type { Prompt } from '../../canonical/prompt'
+import { decodeWire } from '../../wire/decode'
 import type { Fetch, ProviderAdapter, UpstreamTarget } from '../adapter'
 import { readApiKey } from '../api-key'
-import { decodeWire } from '../decode'
 import { type BatchEmbedRequest, BatchEmbedResponse } from './api'
 import { convertPromptToGemini } from './convert-request'
 import { convertGeminiAnswer } from './convert-response'
