@@ -197,7 +197,7 @@ export interface StreamEncoder {
 export type ConversationEncoding = NativeEncoding | TranslatedEncoding
 
 /** What every conversation encoding states, whichever way its route was reached. */
-interface AnswerShape {
+export interface AnswerShape {
   streaming: boolean
   /** The gateway's estimate of the request's input tokens, billed when the provider reports nothing. */
   inputTokens: number

@@ -1,4 +1,4 @@
-import type { Route, VideoRoute } from '../dispatch/surface'
+import type { AnswerShape, Route, TranslatedEncoding, VideoRoute } from '../dispatch/surface'
 import type { MediaCapability, TranslateCapability } from '../providers/adapter'
 
 /**
@@ -23,6 +23,15 @@ export function conversationRoute<Capability>(route: Route, native: Capability |
 export function translatedRoute(route: Route): TranslatedRoute | undefined {
   const { translate } = route.adapter
   return translate ? { ...route, mode: 'translated', translate } : undefined
+}
+
+/** A translated route's answers: its translator reads them, the surface's encoders write them. */
+export function translatedEncoding(
+  route: TranslatedRoute,
+  shape: AnswerShape,
+  encoders: Pick<TranslatedEncoding, 'encodeAnswer' | 'encodeStream'>,
+): TranslatedEncoding {
+  return { ...shape, mode: 'translated', translate: route.translate, ...encoders }
 }
 
 /** A route whose API has OpenAI's media endpoints: the client's body goes there as it is. */

@@ -10,7 +10,7 @@ import { requireCount } from '../../http/request-bounds'
 import type { ChatCapability } from '../../providers/adapter'
 import { usageWithCost } from '../../streaming/upstream-json'
 import { maxOutputTokensOf, outputAllowanceOf, requireOutputTokens } from '../output-tokens'
-import { type ConversationRoute, conversationRoute } from '../routes'
+import { type ConversationRoute, conversationRoute, translatedEncoding } from '../routes'
 import { decodeChatRequest } from './decode'
 import { encodeChatCompletion } from './encode'
 import { ChatStreamEncoder } from './encode-stream'
@@ -68,13 +68,10 @@ function chatEncoding(route: ChatRoute, inputTokens: number, streaming: boolean,
   const shownModel = route.model.id
   const shape = { streaming, inputTokens, outputTokenLimit }
   if (route.mode === 'translated') {
-    return {
-      ...shape,
-      mode: 'translated',
-      translate: route.translate,
+    return translatedEncoding(route, shape, {
       encodeAnswer: (answer, cost) => encodeChatCompletion(answer, shownModel, cost),
       encodeStream: () => new ChatStreamEncoder(shownModel, clientWantsUsage),
-    }
+    })
   }
   const usageOf = route.native.usage
   return {

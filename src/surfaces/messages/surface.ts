@@ -11,7 +11,7 @@ import type { MessagesCapability, MessagesPassthrough } from '../../providers/ad
 import type { Services } from '../../services/services'
 import { usageWithCost } from '../../streaming/upstream-json'
 import { maxOutputTokensOf, requireOutputTokens } from '../output-tokens'
-import { type ConversationRoute, conversationRoute } from '../routes'
+import { type ConversationRoute, conversationRoute, translatedEncoding } from '../routes'
 import { decodeMessagesRequest } from './decode'
 import { encodeMessage } from './encode'
 import { MessageStreamEncoder } from './encode-stream'
@@ -68,13 +68,10 @@ export const messages: Surface<MessagesBody, MessagesRoute> = {
 function messagesEncoding(route: MessagesRoute, shownModel: string, inputTokens: number, outputTokenLimit: number, streaming: boolean): ConversationEncoding {
   const shape = { streaming, inputTokens, outputTokenLimit }
   if (route.mode === 'translated') {
-    return {
-      ...shape,
-      mode: 'translated',
-      translate: route.translate,
+    return translatedEncoding(route, shape, {
       encodeAnswer: (answer, cost) => encodeMessage(answer, shownModel, cost),
       encodeStream: () => new MessageStreamEncoder(shownModel, inputTokens),
-    }
+    })
   }
   const usageOf = route.native.usage
   return {

@@ -9,7 +9,7 @@ import { InvalidRequestError, ModelNotSupportedError } from '../../errors/kinds'
 import type { ResponsesCapability } from '../../providers/adapter'
 import { usageWithCost } from '../../streaming/upstream-json'
 import { maxOutputTokensOf, outputAllowanceOf, requireOutputTokens } from '../output-tokens'
-import { type NativeRoute, type TranslatedRoute, translatedRoute } from '../routes'
+import { type NativeRoute, type TranslatedRoute, translatedEncoding, translatedRoute } from '../routes'
 import { isMissingEndpoint, rememberWithoutResponsesApi, responsesApiMode } from './api-memory'
 import { decodeResponsesRequest } from './decode'
 import { encodeResponse } from './encode'
@@ -113,13 +113,10 @@ function statefulRoutes(routes: NonEmpty<ResponsesRoute>, stateful: 'previous_re
 function responsesEncoding(route: ResponsesRoute, shownModel: string, inputTokens: number, outputTokenLimit: number, streaming: boolean): ConversationEncoding {
   const shape = { streaming, inputTokens, outputTokenLimit }
   if (route.mode === 'translated') {
-    return {
-      ...shape,
-      mode: 'translated',
-      translate: route.translate,
+    return translatedEncoding(route, shape, {
       encodeAnswer: (answer, cost) => encodeResponse(answer, shownModel, cost),
       encodeStream: () => new ResponsesStreamEncoder(shownModel),
-    }
+    })
   }
   const usageOf = route.native.usage
   return {
