@@ -1,4 +1,5 @@
 import type { ProviderConfig } from '../providers/provider-config'
+import { adapterFor } from '../providers/registry'
 import type { CatalogEntries, ModelEntry } from './catalog-schema'
 
 /**
@@ -91,9 +92,7 @@ export function catalogCoverage(config: CatalogEntries): CatalogCoverage {
   }
 }
 
-/** An unconfigured provider always names the variable it reads (a literal key or a key file would have configured it). */
+/** What would configure an unconfigured provider: its API's adapter knows where its entries name a credential. */
 function credentialOf(provider: ProviderConfig): string {
-  const variable = provider.api === 'vertex' ? provider.accessTokenEnv : provider.apiKeyEnv
-  if (provider.api === 'vertex') return variable ? `${variable} (or serviceAccountKeyFile)` : 'serviceAccountKeyFile'
-  return variable ?? 'apiKey'
+  return adapterFor(provider).missingCredential(provider)
 }

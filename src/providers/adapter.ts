@@ -139,6 +139,8 @@ export interface ProviderAdapter {
    * a bad file stops it); a problem when what the entry names cannot be used.
    */
   readCredential(entry: ProviderEntry, env: Readonly<Record<string, string | undefined>>): ProviderCredential | ProviderConfigProblem
+  /** What would turn on an entry whose credential is not set, for the start-up summary: the variable it reads (Vertex: or a key file). */
+  missingCredential(entry: ProviderEntry): string
   /** What this API requires of a provider entry beyond the common fields; [] when it is well formed. */
   checkConfig(provider: ProviderConfig): ProviderConfigProblem[]
 }

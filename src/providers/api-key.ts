@@ -8,3 +8,8 @@ export function readApiKey(entry: ProviderEntry, env: Readonly<Record<string, st
     named: entry.apiKey !== undefined || entry.apiKeyEnv !== undefined,
   }
 }
+
+/** An entry without its key names the variable it reads (a literal key would have set it). */
+export function missingApiKey(entry: ProviderEntry): string {
+  return entry.apiKeyEnv ?? 'apiKey'
+}

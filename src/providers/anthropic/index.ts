@@ -1,6 +1,6 @@
 import { usageFromMessages } from '../../wire/messages/usage'
 import type { Fetch, MessagesPassthrough, NativeBody, ProviderAdapter, UpstreamTarget } from '../adapter'
-import { readApiKey } from '../api-key'
+import { missingApiKey, readApiKey } from '../api-key'
 import { convertPromptToMessages } from './convert-request'
 import { convertMessageAnswer } from './convert-response'
 import { convertMessagesStream } from './convert-stream'
@@ -45,6 +45,7 @@ export function anthropicAdapter(fetch: Fetch): ProviderAdapter {
     mapError: mapAnthropicError,
     // Nothing beyond the common fields.
     readCredential: readApiKey,
+    missingCredential: missingApiKey,
     checkConfig: () => [],
   }
 }

@@ -17,6 +17,11 @@ export function readVertexCredential(entry: ProviderEntry, env: Readonly<Record<
   }
 }
 
+/** An entry without a credential names the variable it reads, or else lacks a key file (a literal token would have set it). */
+export function missingVertexCredential(entry: ProviderEntry): string {
+  return entry.accessTokenEnv ? `${entry.accessTokenEnv} (or serviceAccountKeyFile)` : 'serviceAccountKeyFile'
+}
+
 /** A Google service-account key file: the fields token signing needs. */
 function readServiceAccount(path: string): ServiceAccount | ProviderConfigProblem {
   const field = 'serviceAccountKeyFile'

@@ -9,7 +9,7 @@ import { betaHeader, withoutPremiumOptions } from '../anthropic/price-options'
 import type { ProviderConfig, ProviderConfigProblem } from '../provider-config'
 import { vertexAccessToken } from './access-token'
 import { type RawPredictRequest, VERTEX_ANTHROPIC_VERSION } from './api'
-import { readVertexCredential } from './credential'
+import { missingVertexCredential, readVertexCredential } from './credential'
 import { generateVeoVideo } from './videos'
 
 /**
@@ -52,6 +52,7 @@ export function vertexAdapter(fetch: Fetch): ProviderAdapter {
     video: { generate: (target, request, onStarted) => generateVeoVideo(fetch, target, request, onStarted), cancel: null },
     mapError: mapAnthropicError,
     readCredential: readVertexCredential,
+    missingCredential: missingVertexCredential,
     checkConfig: checkVertexConfig,
   }
 }
