@@ -1,6 +1,6 @@
 import type { TObject } from '@sinclair/typebox'
 import { GatewayError } from '../errors/gateway-error'
-import type { Services } from '../services'
+import type { Services } from '../services/services'
 import { describeSchemaError, firstSchemaError } from '../util/schema-errors'
 import { coerceText } from './coerce'
 import { AdminExport } from './export'

@@ -1,5 +1,5 @@
 import type { Static, TObject } from '@sinclair/typebox'
-import type { Services } from '../services'
+import type { Services } from '../services/services'
 
 /**
  * One admin operation, served both as an HTTP endpoint under /admin/v1 and as a

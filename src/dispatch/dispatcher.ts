@@ -3,7 +3,7 @@ import { GatewayError } from '../errors/gateway-error'
 import { NoRouteAvailableError, UpstreamError, UpstreamTimeoutError } from '../errors/kinds'
 import type { RequestRecord } from '../observability/request-record'
 import { adapterFor } from '../providers/registry'
-import type { Services } from '../services'
+import type { Services } from '../services/services'
 import { readWithinSilence } from '../streaming/idle-timeout'
 import { readJsonObjectBytes } from '../streaming/upstream-json'
 import { BilledCall } from './billed-call'
@@ -13,6 +13,9 @@ import { sseSource, upstreamBodyOf } from './stream-sources'
 import type { ConversationEncoding, NonEmpty, Route, Surface, SurfaceRequest, UpstreamAnswer } from './surface'
 import { deliverVideo } from './video-job'
 
+/** What a billed request reaches: the model lookups (catalogue, custom models) and what billing needs. */
+export type DispatchServices = Pick<Services, 'catalog' | 'customModels' | 'payers' | 'holds' | 'rateLimiter'>
+
 /**
  * Runs one billed request of any surface, the same way every time: the surface says what it
  * needs (the model, the routes it can use), the routes are found, the surface plans the call over
@@ -21,7 +24,7 @@ import { deliverVideo } from './video-job'
  * from what the upstream consumed. A call that fails anywhere after the hold releases it: no path
  * leaves money held.
  */
-export async function dispatch<Body, R extends Route>(services: Services, surface: Surface<Body, R>, request: SurfaceRequest<Body>): Promise<Response> {
+export async function dispatch<Body, R extends Route>(services: DispatchServices, surface: Surface<Body, R>, request: SurfaceRequest<Body>): Promise<Response> {
   const needs = await surface.plan(services, request)
   const plan = needs.call(planRoutes(services, needs.model, needs.usable))
   request.record.requestedModel = plan.modelId
@@ -53,7 +56,7 @@ export async function dispatch<Body, R extends Route>(services: Services, surfac
  * (shaped as the surface reaches it) when its provider is configured and its API can serve the
  * surface. None is 503 no_route_available.
  */
-function planRoutes<R>(services: Services, resolved: ResolvedModel, usable: (route: Route) => R | undefined): NonEmpty<R> {
+function planRoutes<R>(services: Pick<DispatchServices, 'catalog'>, resolved: ResolvedModel, usable: (route: Route) => R | undefined): NonEmpty<R> {
   const models =
     resolved.kind === 'model'
       ? [resolved.model]

@@ -3,12 +3,11 @@ import type { Answer, StreamPart } from '../canonical/answer'
 import type { Usage, UsageRecord, UsageSource } from '../canonical/usage'
 import type { VideoOutcome, VideoRequest } from '../canonical/video'
 import type { ModelEntry } from '../catalog/catalog-schema'
-import type { ResolvedModel } from '../catalog/resolve-model'
-import type { ProviderConfig } from '../config'
+import type { ModelSources, ResolvedModel } from '../catalog/resolve-model'
 import type { GatewayError } from '../errors/gateway-error'
 import type { RequestRecord } from '../observability/request-record'
 import type { ProviderAdapter, TranslateCapability, UpstreamTarget, VideoCapability } from '../providers/adapter'
-import type { Services } from '../services'
+import type { ProviderConfig } from '../providers/provider-config'
 import type { FramedSseEvent, SseEvent } from '../streaming/sse'
 import type { UpstreamObject } from '../streaming/upstream-json'
 
@@ -54,7 +53,8 @@ export interface SurfaceRequest<Body> {
  * ends with the surface's own failure events (`failure` below).
  */
 export interface Surface<Body, R extends Route = Route> {
-  plan(services: Services, request: SurfaceRequest<Body>): Promise<SurfacePlan<R>>
+  /** Of the services, a plan reads only where models are looked up (catalog/resolve-model.ts). */
+  plan(services: ModelSources, request: SurfaceRequest<Body>): Promise<SurfacePlan<R>>
 }
 
 /** What a surface needs of dispatch: the model's routes it can use, and the call it makes over them. */

@@ -9,7 +9,7 @@ import type { GatewayContext } from '../http/gateway-context'
 import { ADMIN_ANSWERS } from '../http/openapi/admin-answers'
 import { answerResponse, type ErrorStatus, errorResponses } from '../http/openapi/responses'
 import { refuseInvalidBody } from '../http/schema-check'
-import type { Services } from '../services'
+import type { Services } from '../services/services'
 import { findUnstorableText } from '../util/storable-text'
 
 export const ADMIN_PREFIX = '/admin/v1'

@@ -1,5 +1,5 @@
 import { catalogCoverage } from '../catalog/coverage'
-import type { Config } from '../config'
+import type { Config } from '../config/config'
 import { type LogFields, type LogLevel, logEvent } from '../observability/log'
 
 /**

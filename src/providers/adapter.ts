@@ -2,10 +2,10 @@ import type { Answer, StreamPart } from '../canonical/answer'
 import type { Prompt } from '../canonical/prompt'
 import type { Usage } from '../canonical/usage'
 import type { VideoOutcome, VideoRequest } from '../canonical/video'
-import type { ProviderConfig } from '../config'
 import type { GatewayError } from '../errors/gateway-error'
 import type { SseEvent } from '../streaming/sse'
 import type { JsonObject } from '../util/is-record'
+import type { ProviderConfig, ProviderConfigProblem, ProviderCredential, ProviderEntry } from './provider-config'
 
 /** The one way an adapter reaches the network: global fetch in production, a fake in tests. */
 export type Fetch = (url: string, init: RequestInit) => Promise<Response>
@@ -118,12 +118,6 @@ export interface VideoCapability {
   cancel: ((target: UpstreamTarget, jobId: string) => Promise<void>) | null
 }
 
-/** One problem with a provider's config entry: the field under the entry, and what is wrong. */
-export interface ProviderConfigProblem {
-  field: string
-  message: string
-}
-
 /**
  * What the gateway needs of an upstream API. Each `providers/<api>/` folder implements it with
  * the capability groups its API has; a group is all there or absent. Nothing outside those
@@ -139,6 +133,14 @@ export interface ProviderAdapter {
   video?: VideoCapability
   /** The gateway error for an upstream error response (status and body text), the body kept as its cause. */
   mapError(status: number, body: string): GatewayError
+  /**
+   * The entry's credential, read where this API's entries name it: `apiKey`, or the variable
+   * `apiKeyEnv` names (Vertex: `accessTokenEnv`, or a service-account key file, read at start so
+   * a bad file stops it); a problem when what the entry names cannot be used.
+   */
+  readCredential(entry: ProviderEntry, env: Readonly<Record<string, string | undefined>>): ProviderCredential | ProviderConfigProblem
+  /** What would turn on an entry whose credential is not set, for the start-up summary: the variable it reads (Vertex: or a key file). */
+  missingCredential(entry: ProviderEntry): string
   /** What this API requires of a provider entry beyond the common fields; [] when it is well formed. */
   checkConfig(provider: ProviderConfig): ProviderConfigProblem[]
 }

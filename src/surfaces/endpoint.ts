@@ -1,6 +1,6 @@
 import { Elysia, type Static, type TSchema } from 'elysia'
 import type { Caller } from '../auth/authenticate'
-import { dispatch } from '../dispatch/dispatcher'
+import { type DispatchServices, dispatch } from '../dispatch/dispatcher'
 import type { Route, Surface, SurfaceRequest } from '../dispatch/surface'
 import { envelopeOfPath } from '../errors/render'
 import type { GatewayContext } from '../http/gateway-context'
@@ -8,7 +8,6 @@ import { type DocumentedResponses, errorResponses, MODEL_CALL_ERRORS } from '../
 import { contextOf } from '../http/request-context'
 import { refuseInvalidBody, refuseInvalidForm } from '../http/schema-check'
 import { RequestRecord } from '../observability/request-record'
-import type { Services } from '../services'
 
 export interface SurfaceEndpoint<S extends TSchema, R extends Route> {
   path: string
@@ -26,7 +25,7 @@ export interface SurfaceEndpoint<S extends TSchema, R extends Route> {
 }
 
 export function surfaceEndpoint<S extends TSchema, R extends Route>(endpoint: SurfaceEndpoint<S, R>) {
-  return (context: GatewayContext, services: Services) =>
+  return (context: GatewayContext, services: DispatchServices) =>
     new Elysia({ name: `surfaces ${endpoint.path}` })
       .use(context)
       .post(endpoint.path, ({ body, caller, requestId, request }) => dispatch(services, endpoint.surface, surfaceRequest(body, caller, requestId, request)), {

@@ -1,5 +1,6 @@
 import { usageFromMessages } from '../../wire/messages/usage'
 import type { Fetch, MessagesPassthrough, NativeBody, ProviderAdapter, UpstreamTarget } from '../adapter'
+import { missingApiKey, readApiKey } from '../api-key'
 import { convertPromptToMessages } from './convert-request'
 import { convertMessageAnswer } from './convert-response'
 import { convertMessagesStream } from './convert-stream'
@@ -43,6 +44,8 @@ export function anthropicAdapter(fetch: Fetch): ProviderAdapter {
     },
     mapError: mapAnthropicError,
     // Nothing beyond the common fields.
+    readCredential: readApiKey,
+    missingCredential: missingApiKey,
     checkConfig: () => [],
   }
 }

@@ -1,6 +1,7 @@
 import { usageFromChat } from '../../wire/chat-completions/usage'
 import { usageFromResponses } from '../../wire/responses/usage'
 import type { Fetch, MediaPath, NativeBody, ProviderAdapter, UpstreamTarget } from '../adapter'
+import { missingApiKey, readApiKey } from '../api-key'
 import { convertPromptToChat } from './convert-request'
 import { convertChatAnswer } from './convert-response'
 import { convertChatStream } from './convert-stream'
@@ -63,6 +64,8 @@ export function openAiAdapter(fetch: Fetch): ProviderAdapter {
     },
     mapError: mapOpenAiError,
     // Nothing beyond the common fields: a key is optional (local servers take none).
+    readCredential: readApiKey,
+    missingCredential: missingApiKey,
     checkConfig: () => [],
   }
 }

@@ -1,5 +1,5 @@
-import type { ProviderConfig } from '../../config'
 import type { NativeBody } from '../adapter'
+import type { ProviderConfig } from '../provider-config'
 
 /** The chat completions fields that bound a completion's length. */
 export type ChatOutputLimitField = 'max_completion_tokens' | 'max_tokens'

@@ -1,14 +1,15 @@
-import type { ProviderConfig } from '../../config'
 import { usageFromMessages } from '../../wire/messages/usage'
-import type { Fetch, MessagesPassthrough, NativeBody, ProviderAdapter, ProviderConfigProblem, UpstreamTarget } from '../adapter'
+import type { Fetch, MessagesPassthrough, NativeBody, ProviderAdapter, UpstreamTarget } from '../adapter'
 import { NO_PASSTHROUGH } from '../anthropic'
 import { convertPromptToMessages } from '../anthropic/convert-request'
 import { convertMessageAnswer } from '../anthropic/convert-response'
 import { convertMessagesStream } from '../anthropic/convert-stream'
 import { mapAnthropicError } from '../anthropic/map-error'
 import { betaHeader, withoutPremiumOptions } from '../anthropic/price-options'
+import type { ProviderConfig, ProviderConfigProblem } from '../provider-config'
 import { vertexAccessToken } from './access-token'
 import { type RawPredictRequest, VERTEX_ANTHROPIC_VERSION } from './api'
+import { missingVertexCredential, readVertexCredential } from './credential'
 import { generateVeoVideo } from './videos'
 
 /**
@@ -50,6 +51,8 @@ export function vertexAdapter(fetch: Fetch): ProviderAdapter {
     },
     video: { generate: (target, request, onStarted) => generateVeoVideo(fetch, target, request, onStarted), cancel: null },
     mapError: mapAnthropicError,
+    readCredential: readVertexCredential,
+    missingCredential: missingVertexCredential,
     checkConfig: checkVertexConfig,
   }
 }

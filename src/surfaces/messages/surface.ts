@@ -8,7 +8,7 @@ import type { ConversationEncoding, Surface } from '../../dispatch/surface'
 import { ModelNotSupportedError } from '../../errors/kinds'
 import { requireCount } from '../../http/request-bounds'
 import type { MessagesCapability, MessagesPassthrough } from '../../providers/adapter'
-import type { Services } from '../../services'
+import type { Services } from '../../services/services'
 import { usageWithCost } from '../../streaming/upstream-json'
 import { maxOutputTokensOf, requireOutputTokens } from '../output-tokens'
 import { type ConversationRoute, conversationRoute, translatedEncoding } from '../routes'
@@ -113,7 +113,11 @@ const MESSAGES_VENDOR = 'anthropic'
  * sends it, means `anthropic/<name>`; aliases, custom models and other vendors' models belong to
  * chat completions and are refused with 400 model_not_supported.
  */
-export async function resolveMessagesModel(services: Services, caller: Caller, requested: string): Promise<ResolvedModel & { kind: 'model' }> {
+export async function resolveMessagesModel(
+  services: Pick<Services, 'catalog' | 'customModels'>,
+  caller: Caller,
+  requested: string,
+): Promise<ResolvedModel & { kind: 'model' }> {
   const id = requested.includes('/') ? requested : `${MESSAGES_VENDOR}/${requested}`
   if (!id.startsWith(`${MESSAGES_VENDOR}/`)) {
     throw new ModelNotSupportedError(`'${requested}' is not a messages-format model; call it through /v1/chat/completions.`, { param: 'model' })
