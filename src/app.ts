@@ -18,7 +18,7 @@ import { type LogSink, logRequest } from './http/request-log'
 import { metricsSink } from './observability/metrics'
 import { CLIENT_CLOSED_STATUS, outcomeOfStatus, RequestRecord, type RequestRecordSink } from './observability/request-record'
 import { Tracing } from './observability/tracing'
-import type { Services } from './services'
+import type { Services } from './services/services'
 import { surfaceEndpoints } from './surfaces'
 import { newId } from './util/ids'
 

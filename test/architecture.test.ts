@@ -45,12 +45,19 @@ function report(rule: string, offenders: string[]): string {
 // ---------------------------------------------------------------------------------------------
 // Folder cycles
 
-/** The folder of src/ a file belongs to, or undefined for the composition root (src/*.ts) and files outside src/. */
+/**
+ * The folder of src/ a file belongs to: its first folder, or ROOT_NODE for the files at the root
+ * of src/ (the entry and the composition root), checked as one more folder; undefined for files
+ * outside src/.
+ */
 function folderOf(absolutePath: string): string | undefined {
   const parts = relative(SRC, absolutePath).split(/[\\/]/)
-  if (parts[0] === '..' || parts.length < 2) return undefined
-  return parts[0]
+  if (parts[0] === '..' || parts[0] === '') return undefined
+  return parts.length < 2 ? ROOT_NODE : parts[0]
 }
+
+/** The name the files at the root of src/ go by in the folder graph. */
+const ROOT_NODE = '(root)'
 
 /** Module specifiers: static imports and re-exports (`import type` included), side-effect imports, dynamic imports. */
 function importsOf(code: string, text: string): string[] {
@@ -151,6 +158,48 @@ function cycles(edges: Map<string, FolderEdge>): string[][] {
   return components
 }
 
+/** One import or re-export of a file, with the values it brings (a type-only import brings none). */
+interface ValueImport {
+  /** The imported module, repo-relative and without its extension: `src/dispatch/dispatcher`. */
+  target: string
+  /** The names bound as values; `*` for a namespace, a side-effect import or a dynamic import. */
+  values: string[]
+}
+
+/** Every import and re-export from a relative path, with the value names each binds. */
+function valueImportsOf(file: SourceFile): ValueImport[] {
+  const imports: ValueImport[] = []
+  const targetOf = (start: number, quote: string) => {
+    const end = file.text.indexOf(quote, start)
+    const specifier = file.text.slice(start, end)
+    return specifier.startsWith('.') ? relative(ROOT, resolve(ROOT, dirname(file.path), specifier)).replaceAll('\\', '/') : undefined
+  }
+  // Strings are blanked in `code` (their quotes kept): the clause is read there, the specifier from `text`.
+  for (const match of file.code.matchAll(/\b(?:import|export)\s+(type\s+)?([\w\s{},*$]*?)\s*\bfrom\s*(['"])/g)) {
+    const target = targetOf(match.index + match[0].length, match[3] ?? "'")
+    if (!target || match[1]) continue
+    const values = (match[2] ?? '')
+      .replace(/[{}]/g, ',')
+      .split(',')
+      .map((name) => name.trim())
+      .filter((name) => name !== '' && !name.startsWith('type '))
+      .map((name) => (name.startsWith('*') ? '*' : (name.split(/\s+as\s+/)[0] ?? name)))
+    imports.push({ target, values })
+  }
+  for (const match of file.code.matchAll(/\bimport\s*(?:\(\s*)?(['"])/g)) {
+    const target = targetOf(match.index + match[0].length, match[1] ?? "'")
+    if (target) imports.push({ target, values: ['*'] })
+  }
+  return imports
+}
+
+/**
+ * The values a file of src/surfaces/ may import from src/dispatch/: the endpoint's handler hands
+ * the request to the dispatcher, and that is all. A surface describes its call in dispatch's types
+ * (dispatch/surface.ts); the dispatcher calls it, never the other way round.
+ */
+const SURFACE_VALUES_FROM_DISPATCH: Record<string, string[]> = { 'src/surfaces/endpoint.ts': ['src/dispatch/dispatcher dispatch'] }
+
 // ---------------------------------------------------------------------------------------------
 // Doc citations
 
@@ -208,7 +257,7 @@ function citationProblem(citation: string): string | undefined {
 // ---------------------------------------------------------------------------------------------
 
 describe('architecture of src/', () => {
-  test('no import cycle between folders of src/ (src/*.ts, the composition root, left out)', () => {
+  test('no import cycle between folders of src/ (the files at its root counted as one more folder)', () => {
     const edges = folderEdges()
     const offenders = cycles(edges).map((component) => {
       const inside = [...edges.values()].filter((edge) => component.includes(edge.from) && component.includes(edge.to))
@@ -227,11 +276,38 @@ describe('architecture of src/', () => {
     expect(report('Import cycles between files of a folder (move the shared types into a module both import)', offenders)).toBe('')
   })
 
+  test('src/surfaces/ imports only types from src/dispatch/, but for the endpoint handing the request to the dispatcher', () => {
+    const offenders = SOURCES.filter((file) => file.path.startsWith('src/surfaces/')).flatMap((file) =>
+      valueImportsOf(file)
+        .filter(({ target }) => target.startsWith('src/dispatch/'))
+        .flatMap(({ target, values }) => values.map((value) => `${target} ${value}`))
+        .filter((imported) => !(SURFACE_VALUES_FROM_DISPATCH[file.path] ?? []).includes(imported))
+        .map((imported) => `${file.path} imports ${imported.replace(' ', ': ')}`),
+    )
+    expect(
+      report('Values imported by src/surfaces/ from src/dispatch/ (describe the call in the types of dispatch/surface.ts; the dispatcher calls)', offenders),
+    ).toBe('')
+  })
+
   test('no `as Record<string, unknown>` outside src/http/', () => {
     const offenders = SOURCES.filter((file) => !file.path.startsWith('src/http/')).flatMap((file) =>
       [...file.code.matchAll(/\bas\s+Record\s*<\s*string\s*,\s*unknown\s*>/g)].map((match) => `${file.path}:${lineOf(file.text, match.index)}`),
     )
     expect(report('Casts to Record<string, unknown> (narrow the value, or parse it at the edge in src/http/)', offenders)).toBe('')
+  })
+
+  test('free-form objects (`Record<string, unknown>`, `JsonObject`) appear at most 20 times in src/, each named boundary type with a comment saying why', () => {
+    const FREE_FORM = /\bRecord\s*<\s*string\s*,\s*unknown\s*>|\bJsonObject\b/g
+    const uses = SOURCES.flatMap((file) => [...file.code.matchAll(FREE_FORM)].map((match) => ({ file, at: match.index })))
+    const places = uses.map(({ file, at }) => `${file.path}:${lineOf(file.text, at)}`)
+    expect(uses.length <= 20 ? '' : report('Free-form objects beyond the budget of 20 (type the value with its wire or domain type)', places)).toBe('')
+    // A type that names a free-form object says, in its doc comment, why the value is free-form.
+    const undocumented = SOURCES.flatMap((file) =>
+      [...file.code.matchAll(/^(?:export )?type (\w+) = (?:Record\s*<\s*string\s*,\s*unknown\s*>|JsonObject)\s*$/gm)]
+        .filter((match) => !/\*\/\s*$/.test(file.text.slice(0, match.index)))
+        .map((match) => `${file.path}:${lineOf(file.text, match.index)} ${match[1]}`),
+    )
+    expect(report('Free-form type aliases without a doc comment saying why', undocumented)).toBe('')
   })
 
   test('no non-null assertion (`value!`) and no `any` in src/', () => {

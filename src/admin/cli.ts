@@ -1,10 +1,10 @@
 import type { TObject } from '@sinclair/typebox'
 import { GatewayError } from '../errors/gateway-error'
-import type { Services } from '../services'
+import type { Services } from '../services/services'
 import { describeSchemaError, firstSchemaError } from '../util/schema-errors'
 import { coerceText } from './coerce'
 import { AdminExport } from './export'
-import type { AdminInput, AdminOperation } from './operation'
+import type { AdminFields, AdminInput, AdminOperation } from './operation'
 import { ADMIN_OPERATIONS } from './operations'
 
 /** `tollgate admin <words…> --flag value …`: the admin API's operations, run on the database directly. */
@@ -60,7 +60,7 @@ function parseFlags(args: string[]): Record<string, string> {
 
 function toInput(operation: AdminOperation, flags: Record<string, string>): AdminInput {
   const known = new Set<string>()
-  const part = (schema: TObject | undefined): Record<string, unknown> => {
+  const part = (schema: TObject | undefined): AdminFields => {
     if (!schema) return {}
     const raw = Object.fromEntries(Object.entries(flags).filter(([name]) => name in schema.properties))
     Object.keys(raw).forEach((name) => known.add(name))

@@ -2,13 +2,14 @@ import type { TObject, TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { InvalidRequestError } from '../errors/kinds'
 import { isRecord } from '../util/is-record'
+import type { AdminFields } from './operation'
 
 /**
  * Text values (a query string, CLI flags) turned into what the schema expects: numbers,
  * booleans, comma-separated lists, JSON objects. Validation still follows; this only converts.
  */
-export function coerceText(schema: TObject, raw: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {}
+export function coerceText(schema: TObject, raw: AdminFields): AdminFields {
+  const out: AdminFields = {}
   for (const [name, value] of Object.entries(raw)) {
     const property: TSchema | undefined = schema.properties[name]
     out[name] = typeof value === 'string' && property ? fromText(property, value, name) : value

@@ -1,5 +1,5 @@
 import type { Static, TObject } from '@sinclair/typebox'
-import type { Services } from '../services'
+import type { Services } from '../services/services'
 
 /**
  * One admin operation, served both as an HTTP endpoint under /admin/v1 and as a
@@ -20,10 +20,13 @@ export interface AdminOperation {
   run(services: Services, input: AdminInput): Promise<unknown>
 }
 
+/** Fields of an admin request (path parameters, query, body, CLI flags) before its operation's schema has checked them: free-form. */
+export type AdminFields = Record<string, unknown>
+
 export interface AdminInput {
-  params: Record<string, unknown>
-  query: Record<string, unknown>
-  body: Record<string, unknown>
+  params: AdminFields
+  query: AdminFields
+  body: AdminFields
 }
 
 type Of<S extends TObject | undefined> = S extends TObject ? Static<S> : Record<string, never>

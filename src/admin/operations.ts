@@ -4,7 +4,7 @@ import { creditWallet, type EntryParties, ensureWallet, findWallet } from '../bi
 import { CUSTOM_PREFIX } from '../catalog/custom-models'
 import type { PayerKind } from '../db/schema'
 import { InvalidRequestError, NotFoundError } from '../errors/kinds'
-import type { Services } from '../services'
+import type { Services } from '../services/services'
 import { KeyFields } from './key-fields'
 import { type AdminOperation, defineOperation } from './operation'
 import { REPORTING_OPERATIONS } from './reporting-operations'
@@ -19,26 +19,26 @@ const Subject = Type.String({ minLength: 1, maxLength: 255 })
 const AccountId = Type.String({ minLength: 1, maxLength: 100 })
 const IdempotencyKey = Type.String({ minLength: 1, maxLength: 200, description: 'The same key twice applies once.' })
 
-async function requireAccount(services: Services, id: string, param?: string) {
+async function requireAccount(services: Pick<Services, 'db'>, id: string, param?: string) {
   const found = await findAccount(services.db, id)
   if (!found) throw new NotFoundError(`No account '${id}'.`, { param })
   return found
 }
 
-async function requireKey(services: Services, id: string) {
+async function requireKey(services: Pick<Services, 'keys'>, id: string) {
   const row = await services.keys.get(id)
   if (!row) throw new NotFoundError(`No API key '${id}'.`)
   return row
 }
 
-async function keyWithAllotment(services: Services, id: string) {
+async function keyWithAllotment(services: Pick<Services, 'db' | 'keys'>, id: string) {
   const row = await requireKey(services, id)
   return keyView(row, await findWallet(services.db, 'key_allotment', row.id))
 }
 
 /** Adds a request's `amount` to the owner's wallet or allotment, creating an empty one first when missing. */
 async function topUp(
-  services: Services,
+  services: Pick<Services, 'db'>,
   kind: PayerKind,
   ownerId: string,
   credit: { amount: number; idempotency_key?: string; note?: string },

@@ -10,7 +10,7 @@ import {
   type UsageQuery,
 } from '../billing/usage-summary'
 import { InvalidRequestError } from '../errors/kinds'
-import type { Services } from '../services'
+import type { Services } from '../services/services'
 import { AdminExport } from './export'
 import { defineOperation } from './operation'
 
@@ -112,7 +112,7 @@ function refuseUnknownParameters(query: object): void {
   }
 }
 
-async function* exportPages(services: Services, summary: UsageQuery): AsyncGenerator<Record<string, unknown>[]> {
+async function* exportPages(services: Pick<Services, 'reportsDb'>, summary: UsageQuery): AsyncGenerator<ReturnType<typeof summaryView>[]> {
   let after: UsagePosition | undefined
   for (;;) {
     const rows = await summarizeUsage(services.reportsDb, summary, { limit: EXPORT_PAGE, after })

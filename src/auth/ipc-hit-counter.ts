@@ -1,4 +1,4 @@
-import { type LogLevel, logEvent } from '../observability/log'
+import { logEvent } from '../observability/log'
 import { CounterUnavailableError, type HitCounter } from './rate-limit'
 
 /** The primary is on the same machine: one that takes this long is stuck, and requests do not wait for it. */
@@ -21,7 +21,7 @@ export class IpcHitCounter implements HitCounter {
   constructor(
     private readonly channel: CounterChannel,
     private readonly deadlineMs = DEFAULT_DEADLINE_MS,
-    private readonly log: (level: LogLevel, message: string, fields?: Record<string, unknown>) => void = logEvent,
+    private readonly log: typeof logEvent = logEvent,
   ) {}
 
   add(name: string, amount: number, ttlMs: number): Promise<number> {

@@ -1,6 +1,6 @@
 import { RedisClient } from 'bun'
 import { RateLimitError } from '../errors/kinds'
-import { type LogLevel, logEvent } from '../observability/log'
+import { logEvent } from '../observability/log'
 import { rateLimited } from '../observability/metrics'
 import type { ApiKeyRow } from './api-keys'
 
@@ -52,7 +52,7 @@ export interface RedisCounterOptions {
   breakerOpenMs?: number
   now?: () => number
   /** Where the outage's start and end are reported (operational log by default). */
-  log?: (level: LogLevel, message: string, fields?: Record<string, unknown>) => void
+  log?: typeof logEvent
 }
 
 /** Redis on the same network answers in a millisecond; one that takes this long is as good as away. */
@@ -70,7 +70,7 @@ export class RedisHitCounter implements HitCounter {
   private readonly commandTimeoutMs: number
   private readonly breakerOpenMs: number
   private readonly now: () => number
-  private readonly log: (level: LogLevel, message: string, fields?: Record<string, unknown>) => void
+  private readonly log: typeof logEvent
   /** While now is before this, Redis is not asked. */
   private skipUntil = 0
   /** Set from the first failure until a command succeeds again. */

@@ -1,6 +1,13 @@
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, type JWTPayload, type JWTVerifyGetKey, errors as joseErrors, jwtVerify } from 'jose'
-import type { OidcConfig } from '../config'
 import { InvalidTokenError, ServiceUnavailableError, TokenScopeError } from '../errors/kinds'
+
+/** The identity provider user tokens come from (TOLLGATE_OIDC_*, docs/configuration.md#configuration). */
+export interface OidcConfig {
+  issuer: string
+  audience: string | undefined
+  jwksUrl: string | undefined
+  scope: string
+}
 
 export interface VerifiedUser {
   issuer: string

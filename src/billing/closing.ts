@@ -1,3 +1,4 @@
+import type { UsageRecord } from '../canonical/usage'
 import { logEvent } from '../observability/log'
 import type { Hold } from './hold'
 import type { LapsedCharge } from './lapsed-charges'
@@ -7,7 +8,7 @@ export interface Closing {
   hold: Hold
   /** What the call cost by the provider's usage (0 for a release); may exceed the hold. */
   cost: bigint
-  usage: Record<string, unknown> | null
+  usage: UsageRecord | null
   model: string
   provider: string
   /** An earlier attempt to write it failed, and may have committed with its answer lost. */

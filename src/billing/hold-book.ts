@@ -1,22 +1,14 @@
+import type { UsageRecord } from '../canonical/usage'
 import type { DatabaseHandle } from '../db/client'
-import type { Database } from '../db/database'
-import { describeDatabaseError, isTransientDatabaseError } from '../db/errors'
-import { retryingDeadlocks } from '../db/rows'
 import { InvalidRequestError } from '../errors/kinds'
-import { logEvent } from '../observability/log'
-import { timedBatch } from '../observability/metrics'
-import { newId } from '../util/ids'
-import { Batcher } from './batcher'
-import { boundedCost, type ClosedHold, type Closing, chargeOf, closedLocally } from './closing'
+import { boundedCost, type ClosedHold, type Closing } from './closing'
 import type { CreditLeases } from './credit-lease'
+import { ExactHolds } from './exact-holds'
 import type { Hold, HoldRequest } from './hold'
-import { monthKey } from './hold-rows'
-import { chargedAlready, closeHoldsAtomically, takeHoldsAtomically } from './hold-statements'
-import { chargeLapsedCallsAtomically } from './lapsed-charges'
-import { isLeaseableRefusal } from './lease-keys'
-import { chargeLeasesAtomically } from './lease-statements'
-import { asError, takeLockedIsolated } from './locked-takes'
+import type { HoldStrategy } from './hold-strategy'
+import { LeasedHolds } from './leased-holds'
 import { MAX_HOLD_MICROS } from './money'
+import { PendingClosings } from './pending-closings'
 
 export interface HoldBookOptions {
   /** This process, recorded on its holds. */
@@ -38,48 +30,27 @@ export interface HoldBookOptions {
   leaseChargeGatherMs?: number
 }
 
-/** A closing that keeps failing on its own data (not an outage) is given up after this many attempts: the sweep expires its hold. */
-const MAX_ATTEMPTS_WITHOUT_OUTAGE = 5
-/** A hold whose closing is pending is still renewed this long, so an outage shorter than this settles it rather than expiring it. */
-const PENDING_RENEWAL_MS = 10 * 60_000
-
-const defaultRetryDelay = (attempt: number) => Math.min(4_000, 250 * 2 ** (attempt - 1))
-
 /**
- * Holds before a call, settlement or release after it (docs/billing.md#hold-settle-release). Every change is a
- * conditional update under row locks in the database, so no number of processes can take a
- * payer below zero; many calls share one transaction (group commit) to keep a busy wallet fast.
- *
- * Only holds this process knows to be alive are renewed (see sweeper.ts): an open call's hold
- * while the call runs, and a hold whose closing is still being retried for a bounded time. A
- * hold whose take failed halfway (the commit's outcome unknown), or whose closing was given
- * up, is left to expire, so no hold outlives its request by more than the TTL.
+ * Holds before a call, settlement or release after it (docs/billing.md#hold-settle-release). Each
+ * hold is taken by one strategy (hold-strategy.ts), chosen when it is taken: drawn from a credit
+ * lease when leases are on and one can serve it (leased-holds.ts), else exactly
+ * (exact-holds.ts); it is closed through the same one. Closings of both kinds land in the
+ * background when the database cannot take them at once (pending-closings.ts).
  */
 export class HoldBook {
-  private readonly takes: Batcher<HoldRequest, Hold>
-  private readonly closings: Batcher<Closing, ClosedHold>
-  /** Charges of holds drawn from leases: a batcher of their own, so a failure of one kind never rewrites the other. */
-  private readonly leaseCharges: Batcher<Closing, ClosedHold>
-  /** Hold id -> renew until (ms): open calls forever, pending closings for a while. */
-  private readonly renewing = new Map<string, number>()
-  /** Closings not yet landed in the database. */
-  private readonly pending = new Set<Promise<unknown>>()
+  private readonly closings: PendingClosings
+  private readonly exact: ExactHolds
+  /** Asked first, in order, each free to decline (a draw from a credit lease); the exact hold takes what they do not. */
+  private readonly preferred: HoldStrategy[]
+  /** Hold id -> the strategy that took it, until its closing begins. */
+  private readonly takenBy = new Map<string, HoldStrategy>()
 
-  private readonly db: Database
-
-  constructor(
-    private readonly database: Pick<DatabaseHandle, 'db' | 'rows'>,
-    private readonly options: HoldBookOptions,
-  ) {
-    this.db = database.db
-    this.takes = new Batcher((requests) => timedBatch('hold', requests.length, () => this.takeBatch(requests)))
-    this.closings = new Batcher((items) => timedBatch('settle', items.length, () => this.closeBatch(items)))
-    this.leaseCharges = new Batcher(
-      (items) => timedBatch('settle', items.length, () => this.chargeLeaseBatch(items)),
-      undefined,
-      undefined,
-      options.leaseChargeGatherMs,
-    )
+  constructor(database: Pick<DatabaseHandle, 'db' | 'rows'>, options: HoldBookOptions) {
+    this.closings = new PendingClosings(options.retryDelayMs)
+    const { instanceId, ttlMs, now, closingAnswerMs, leases } = options
+    const leased = leases && new LeasedHolds(database, leases, this.closings, { now, chargeGatherMs: options.leaseChargeGatherMs })
+    this.exact = new ExactHolds(database, this.closings, { instanceId, ttlMs, now, closingAnswerMs, retryRefused: leased?.retryRefused })
+    this.preferred = leased ? [leased] : []
   }
 
   /** Reserves the worst case, or fails with 402 insufficient_balance / 403 api_key_quota_exceeded. */
@@ -89,19 +60,11 @@ export class HoldBook {
         `The worst case of this request exceeds the largest amount the gateway reserves for one call (${MAX_HOLD_MICROS / 1_000_000n} credits).`,
       )
     }
-    const leases = this.options.leases
-    const drawn = await leases?.draw(request)
-    if (drawn) return drawn
-    let hold: Hold
-    try {
-      hold = await this.takes.submit(request)
-    } catch (error) {
-      // Credit or quota room that leases keep unused must not refuse a call a lease-less gateway would take.
-      if (!(isLeaseableRefusal(error) && leases)) throw error
-      hold = await leases.retryRefused(request, () => this.takes.submit(request), error)
+    for (const strategy of this.preferred) {
+      const hold = await strategy.take(request)
+      if (hold) return this.takenWith(hold, strategy)
     }
-    this.renewing.set(hold.id, Number.POSITIVE_INFINITY)
-    return hold
+    return this.takenWith(await this.exact.take(request), this.exact)
   }
 
   /**
@@ -109,7 +72,7 @@ export class HoldBook {
    * cannot take the closing now, it is retried in the background until it lands, and the
    * caller is answered from the same arithmetic the database will do.
    */
-  settle(hold: Hold, cost: bigint, usage: Record<string, unknown> | null, model = hold.model, provider = hold.provider): Promise<ClosedHold> {
+  settle(hold: Hold, cost: bigint, usage: UsageRecord | null, model = hold.model, provider = hold.provider): Promise<ClosedHold> {
     return this.close({ hold, cost, usage, model, provider })
   }
 
@@ -117,27 +80,19 @@ export class HoldBook {
     return this.close({ hold, cost: 0n, usage: null, model: hold.model, provider: hold.provider })
   }
 
-  /** The holds the heartbeat extends: open calls, pending closings within their renewal window, and credit leases. */
+  /** The holds the heartbeat extends: credit leases, open calls, and pending closings within their renewal window. */
   liveHoldIds(): string[] {
-    const now = this.options.now()
-    const ids: string[] = this.options.leases?.liveLeaseIds() ?? []
-    for (const [id, until] of this.renewing) {
-      if (until >= now) ids.push(id)
-      else this.renewing.delete(id)
-    }
-    return ids
+    return this.strategies().flatMap((strategy) => strategy.liveHoldIds())
   }
 
   /** Holds taken by this process whose call has not begun closing (settle or release): the calls open now. */
   openHoldCount(): number {
-    let open = this.options.leases?.openDrawCount() ?? 0
-    for (const until of this.renewing.values()) if (until === Number.POSITIVE_INFINITY) open++
-    return open
+    return this.strategies().reduce((open, strategy) => open + strategy.openHoldCount(), 0)
   }
 
   /** Closings (settlements and releases) not yet written to the database. */
   pendingClosingCount(): number {
-    return this.pending.size
+    return this.closings.size
   }
 
   /**
@@ -145,206 +100,37 @@ export class HoldBook {
    * those that come after: what a caller reads next includes every charge this process had
    * answered before (a busy gateway always has charges in flight, so waiting for none would never end).
    */
-  async caughtUp(timeoutMs: number): Promise<void> {
-    if (this.pending.size === 0) return
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const deadline = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, timeoutMs)
-    })
-    await Promise.race([Promise.allSettled([...this.pending]), deadline])
-    clearTimeout(timer)
+  caughtUp(timeoutMs: number): Promise<void> {
+    return this.closings.caughtUp(timeoutMs)
   }
 
   /** Waits (at most `timeoutMs`) for every closing not yet written; true when none is left. */
-  async landPending(timeoutMs: number): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs
-    while (this.pending.size > 0 && Date.now() < deadline) {
-      await Promise.race([Promise.allSettled([...this.pending]), Bun.sleep(Math.max(0, deadline - Date.now()))])
-    }
-    return this.pending.size === 0
+  landPending(timeoutMs: number): Promise<boolean> {
+    return this.closings.landPending(timeoutMs)
   }
 
-  /** For a stopping process: lets every closing land (at most `timeoutMs`), then gives back the credit leases. */
+  /** For a stopping process: lets every closing land (at most `timeoutMs`), then gives back what the strategies hold (credit leases). */
   async drain(timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs
     const landed = await this.landPending(timeoutMs)
-    await this.options.leases?.stop(Math.max(0, deadline - Date.now()))
+    for (const strategy of this.strategies()) await strategy.stop(Math.max(0, deadline - Date.now()))
     return landed
   }
 
-  private async close(requested: Closing): Promise<ClosedHold> {
+  private takenWith(hold: Hold, strategy: HoldStrategy): Hold {
+    this.takenBy.set(hold.id, strategy)
+    return hold
+  }
+
+  /** A closing that charges nothing and records no usage is a release. */
+  private close(requested: Closing): Promise<ClosedHold> {
     const closing = { ...requested, cost: boundedCost(requested) }
-    const { id } = closing.hold
-    const leases = this.options.leases
-    const leased = leases?.leaseOf(closing.hold) !== undefined
-    // A drawn hold that is released never reached the database: it goes back to its lease.
-    if (leased && closing.cost === 0n && closing.usage === null) {
-      leases?.finished(closing.hold, 0n, true)
-      return { charged: 0n, uncollected: 0n }
-    }
-    // A drawn hold has no row of its own to renew: its lease is renewed while it has draws.
-    if (!leased) this.renewing.set(id, this.options.now() + PENDING_RENEWAL_MS)
-    const landing = this.land(closing, leased ? this.leaseCharges : this.closings)
-      .then((closed) => {
-        if (leased) leases?.finished(closing.hold, closed?.charged ?? 0n, closed !== undefined && !closed.lapsed)
-        return closed
-      })
-      .finally(() => {
-        this.renewing.delete(id)
-        this.pending.delete(landing)
-      })
-    this.pending.add(landing)
-    // A charge drawn from a lease is answered at once, from the arithmetic the database will do,
-    // and lands batched with others a few milliseconds later: no commit on the call's path. What
-    // a crash can lose this way is bounded by the lease (docs/billing.md#credit-lease).
-    if (leased) return closedLocally(closing)
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const answerBy = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), this.options.closingAnswerMs ?? 2_000)
-    })
-    const landed = await Promise.race([landing, answerBy])
-    clearTimeout(timer)
-    return landed ?? closedLocally(closing)
+    const strategy = this.takenBy.get(closing.hold.id) ?? this.exact
+    this.takenBy.delete(closing.hold.id)
+    return closing.cost === 0n && closing.usage === null ? strategy.release(closing) : strategy.settle(closing)
   }
 
-  /** Writes a closing, retrying with backoff until it lands; undefined when it was given up. */
-  private async land(closing: Closing, batcher: Batcher<Closing, ClosedHold>): Promise<ClosedHold | undefined> {
-    const delay = this.options.retryDelayMs ?? defaultRetryDelay
-    let failures = 0
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const closed = await batcher.submit(attempt > 1 ? { ...closing, retried: true } : closing)
-        if (attempt > 1) logEvent('info', 'hold closing landed after retries', { hold_id: closing.hold.id, attempts: attempt })
-        return closed
-      } catch (error) {
-        const outage = isTransientDatabaseError(error)
-        if (!outage) failures++
-        if (attempt === 1 || failures >= MAX_ATTEMPTS_WITHOUT_OUTAGE) {
-          logEvent(
-            failures >= MAX_ATTEMPTS_WITHOUT_OUTAGE ? 'error' : 'warn',
-            failures >= MAX_ATTEMPTS_WITHOUT_OUTAGE ? 'hold closing given up; the sweep will expire the hold' : 'hold closing failed; retrying',
-            {
-              hold_id: closing.hold.id,
-              request_id: closing.hold.requestId,
-              error: describeDatabaseError(error),
-            },
-          )
-        }
-        if (failures >= MAX_ATTEMPTS_WITHOUT_OUTAGE) return undefined
-        await Bun.sleep(delay(attempt))
-      }
-    }
-  }
-
-  /**
-   * Without quotas in play, each wallet's holds go in one statement, all or none; a wallet that
-   * cannot cover its whole group, and any key with a monthly quota, take the locking path,
-   * which decides request by request.
-   */
-  private async takeBatch(requests: HoldRequest[]): Promise<(Hold | Error)[]> {
-    const now = new Date(this.options.now())
-    const month = monthKey(now)
-    const expiresAt = new Date(now.getTime() + this.options.ttlMs)
-    const outcomes = new Map<HoldRequest, Hold | Error>()
-    const slow: HoldRequest[] = []
-    const groups = new Map<string, HoldRequest[]>()
-    for (const request of requests) {
-      if (request.payer.monthlyQuota !== null) {
-        slow.push(request)
-        continue
-      }
-      const group = groups.get(request.payer.walletId) ?? []
-      group.push(request)
-      groups.set(request.payer.walletId, group)
-    }
-    // Each group commits on its own, so a failure is recorded per group and never thrown: the
-    // batcher would otherwise write the groups that did commit a second time.
-    await Promise.all(
-      [...groups].map(async ([walletId, members]) => {
-        const held = members.map((request) => ({ request, hold: { ...request, id: newId('hold'), month } satisfies Hold }))
-        try {
-          const taken = await retryingDeadlocks(() =>
-            takeHoldsAtomically(
-              this.database,
-              walletId,
-              held.map(({ hold }) => hold),
-              this.options.instanceId,
-              now,
-              expiresAt,
-            ),
-          )
-          if (!taken) return slow.push(...members)
-          for (const { request, hold } of held) outcomes.set(request, hold)
-        } catch (error) {
-          // A member the database refused: the locking path decides each one alone.
-          if (isTransientDatabaseError(error)) for (const request of members) outcomes.set(request, asError(error))
-          else slow.push(...members)
-        }
-      }),
-    )
-    if (slow.length > 0) {
-      // In arrival order, as the locking path expects.
-      const waiting = new Set(slow)
-      const ordered = requests.filter((request) => waiting.has(request))
-      const decided = await takeLockedIsolated(this.db, this.options.instanceId, ordered, { now, month, expiresAt })
-      ordered.forEach((request, position) => outcomes.set(request, decided[position] ?? new Error('the locking path decided no outcome for this hold')))
-    }
-    return requests.map((request) => outcomes.get(request) ?? new Error('no outcome was decided for this hold'))
-  }
-
-  private async closeBatch(items: Closing[]): Promise<(ClosedHold | Error)[]> {
-    const now = new Date(this.options.now())
-    const closedIds = await retryingDeadlocks(() => closeHoldsAtomically(this.database, items, now, monthKey(now)))
-    const landedBefore = await this.landedBefore(items.filter((item) => !closedIds.has(item.hold.id)))
-    return this.chargeLapsed(items, (item) => closedIds.has(item.hold.id) || landedBefore.has(item.hold.requestId), now)
-  }
-
-  /** Charges calls drawn from leases; a call whose lease had expired meanwhile is charged as a lapsed hold. */
-  private async chargeLeaseBatch(items: Closing[]): Promise<(ClosedHold | Error)[]> {
-    const now = new Date(this.options.now())
-    const leaseOf = (item: Closing) => this.options.leases?.leaseOf(item.hold) ?? ''
-    const charges = items.map((item) => ({ ...chargeOf(item), leaseId: leaseOf(item), retried: item.retried === true }))
-    const charged = await retryingDeadlocks(() => chargeLeasesAtomically(this.database, charges, now, monthKey(now)))
-    const landedBefore = await this.landedBefore(items.filter((item) => !charged.has(leaseOf(item))))
-    return this.chargeLapsed(items, (item) => charged.has(leaseOf(item)) || landedBefore.has(item.hold.requestId), now)
-  }
-
-  /**
-   * The outcome of a batch whose `landed` closings are committed. The others found their hold
-   * (or lease) expired by a sweep, which gave its amount back: they are charged from the payer's
-   * available credit now, and only what that cannot cover is uncollected
-   * (docs/billing.md#database-outages). A failure here fails only those, whose retry finds their
-   * hold gone again and comes back here (the batcher would write the landed ones twice).
-   */
-  private async chargeLapsed(items: Closing[], landed: (item: Closing) => boolean, now: Date): Promise<(ClosedHold | Error)[]> {
-    const lapsed = items.filter((item) => !landed(item) && item.cost > 0n)
-    let collected: bigint[] = []
-    if (lapsed.length > 0) {
-      try {
-        collected = await retryingDeadlocks(() => chargeLapsedCallsAtomically(this.database, lapsed.map(chargeOf), now, monthKey(now)))
-      } catch (error) {
-        return items.map((item) => (landed(item) ? closedLocally(item) : asError(error)))
-      }
-      logEvent('warn', 'charges of expired holds taken from their payers', { calls: lapsed.length })
-    }
-    const taken = new Map(lapsed.map((item, index) => [item, collected[index] ?? 0n]))
-    return items.map((item): ClosedHold => {
-      if (landed(item)) return closedLocally(item)
-      const late = taken.get(item) ?? 0n
-      return { charged: late, uncollected: item.cost - late, lapsed: true }
-    })
-  }
-
-  /**
-   * Closings whose charge is already on the ledger: an earlier attempt committed and its answer
-   * was lost (docs/billing.md#database-outages). By request id. A failure here fails the
-   * attempt; on the retry, the closings this one did commit are found the same way.
-   */
-  private async landedBefore(missing: Closing[]): Promise<Set<string>> {
-    if (missing.length === 0) return new Set()
-    return chargedAlready(
-      this.database,
-      missing.map((item) => item.hold.requestId),
-    )
+  private strategies(): HoldStrategy[] {
+    return [...this.preferred, this.exact]
   }
 }

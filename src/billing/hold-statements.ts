@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm'
+import type { UsageRecord } from '../canonical/usage'
 import type { DatabaseHandle } from '../db/client'
 import { FixedStatement } from '../db/fixed-statement'
 import type { Hold } from './hold'
@@ -86,7 +87,7 @@ export async function takeHoldsAtomically(
 export interface ClosingInput {
   hold: Hold
   cost: bigint
-  usage: Record<string, unknown> | null
+  usage: UsageRecord | null
   model: string
   provider: string
 }

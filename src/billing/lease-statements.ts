@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm'
+import type { UsageRecord } from '../canonical/usage'
 import type { DatabaseHandle } from '../db/client'
 import { FixedStatement } from '../db/fixed-statement'
 import type { Payer } from './payer'
@@ -97,7 +98,7 @@ export interface LeasedCharge {
   /** What the call cost; `charged` is that capped at the call's draw. */
   cost: bigint
   charged: bigint
-  usage: Record<string, unknown> | null
+  usage: UsageRecord | null
   model: string
   provider: string
 }
@@ -183,15 +184,18 @@ const CHARGE_LEASES = new FixedStatement(
     select id from leases`,
 )
 
+/** What is given back of a lease: part of it, or `all` that is left of it (its hold row goes). */
+export type LeaseReturn = bigint | 'all'
+
 /**
- * Gives back part of a lease (`amount`), or all that is left of it (`amount` null: the hold row
- * goes): the wallet's `held` goes down by as much and a `release` entry records it. Returns what
- * was given back; 0n when the lease is gone (a sweep expired it and gave its amount back).
+ * Gives back part of a lease (`amount`), or all that is left of it: the wallet's `held` goes
+ * down by as much and a `release` entry records it. Returns what was given back; 0n when the
+ * lease is gone (a sweep expired it and gave its amount back).
  */
-export async function releaseLeaseAtomically(database: Pick<DatabaseHandle, 'rows'>, leaseId: string, amount: bigint | null, now: Date): Promise<bigint> {
+export async function releaseLeaseAtomically(database: Pick<DatabaseHandle, 'rows'>, leaseId: string, amount: LeaseReturn, now: Date): Promise<bigint> {
   const columns = sql`id, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, month`
   const lease =
-    amount === null
+    amount === 'all'
       ? sql`delete from holds where id = ${leaseId} returning ${columns}, amount as released`
       : sql`update holds set amount = amount - ${bigintParam(amount)} where id = ${leaseId} and amount >= ${bigintParam(amount)}
           returning ${columns}, ${bigintParam(amount)} as released`

@@ -1,4 +1,4 @@
-import type { Usage } from '../canonical/usage'
+import type { Usage, UsageRecord } from '../canonical/usage'
 
 /**
  * Usage reported by an upstream is untrusted input: a count must be a
@@ -44,8 +44,8 @@ export function trustedUsage(usage: Usage): Usage {
  * A usage record safe to store whatever the upstream sent: numbers as they are when finite,
  * anything else as short text (NaN, strings, objects), so the ledger shows what was reported.
  */
-export function recordableUsage(usage: Record<string, unknown>): Record<string, unknown> {
-  const record: Record<string, unknown> = {}
+export function recordableUsage(usage: UsageRecord): UsageRecord {
+  const record: UsageRecord = {}
   for (const [field, value] of Object.entries(usage)) {
     record[field] =
       typeof value === 'number' && Number.isFinite(value) ? value : typeof value === 'string' || typeof value === 'boolean' ? value : String(value).slice(0, 64)

@@ -149,8 +149,8 @@ export function countJson(text: string): unknown {
  * A summary row as the API answers it: the period, the parties grouped by (null for a charge
  * without that party, such as the user of a key's call), the counts, and the amounts in credits.
  */
-export function summaryView(row: UsageRow, query: UsageQuery): Record<string, unknown> {
-  const view: Record<string, unknown> = { period: row.period }
+export function summaryView(row: UsageRow, query: UsageQuery) {
+  const view: { period: string } & Partial<Record<(typeof DIMENSION_COLUMN)[UsageDimension], string | null>> = { period: row.period }
   for (const dimension of USAGE_DIMENSIONS) {
     if (!query.dimensions.includes(dimension)) continue
     const field = DIMENSION_COLUMN[dimension]

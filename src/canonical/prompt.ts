@@ -48,11 +48,17 @@ export type Message =
   | { role: 'assistant'; content: (TextPart | ReasoningPart | ToolCallPart)[] }
   | { role: 'tool'; content: ToolResultPart[] }
 
+/**
+ * A JSON Schema as a client wrote it: free-form by nature (any keyword, any nesting). The
+ * gateway passes it on and never reads inside it.
+ */
+export type JsonSchema = Record<string, unknown>
+
 export interface ToolDefinition {
   name: string
   description?: string
   /** JSON Schema of the tool's input. */
-  inputSchema: Record<string, unknown>
+  inputSchema: JsonSchema
 }
 
 /**

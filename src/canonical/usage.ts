@@ -31,6 +31,15 @@ export function estimatedUsage(inputTokens: number, outputTokens: number): Usage
 export type UsageSource = 'provider' | 'estimate'
 
 /**
+ * What the ledger keeps of one call's consumption (its `usage` column): counts by name in the
+ * unit the call was priced in (tokens, images, characters, seconds), where they came from, and
+ * the marks billing adds (invalid or anomalous usage, with the reason). A count is the
+ * upstream's as it came, so the values are free-form until billing has checked them
+ * (billing/usage-guard.ts turns what pricing refused into storable text).
+ */
+export type UsageRecord = Record<string, unknown>
+
+/**
  * An upstream's count as it goes into the canonical usage: absent is 0, a number stays as it
  * is (billing checks it: usage-guard.ts), and anything else (a numeric string, an object)
  * becomes NaN so that no arithmetic in a converter can turn it into a count that looks valid.

@@ -1,5 +1,5 @@
-import type { Config, ProviderConfig } from '../config'
-import type { AliasEntry, ModelEntry } from './catalog-schema'
+import type { ProviderConfig } from '../providers/provider-config'
+import type { AliasEntry, CatalogEntries, ModelEntry } from './catalog-schema'
 import { isModelServed } from './coverage'
 
 /**
@@ -12,7 +12,7 @@ export class Catalog {
   private readonly providers: Map<string, ProviderConfig>
 
   constructor(
-    config: Pick<Config, 'providers' | 'models' | 'aliases'>,
+    config: CatalogEntries,
     /** Unix seconds shown as every catalogue model's `created`. */
     readonly created: number = Math.floor(Date.now() / 1000),
   ) {

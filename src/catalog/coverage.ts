@@ -1,5 +1,6 @@
-import type { Config, ProviderConfig } from '../config'
-import type { ModelEntry } from './catalog-schema'
+import type { ProviderConfig } from '../providers/provider-config'
+import { adapterFor } from '../providers/registry'
+import type { CatalogEntries, ModelEntry } from './catalog-schema'
 
 /**
  * What a configuration serves and what it hides, for the start-up summary and a reload
@@ -48,7 +49,7 @@ export function isModelServed(model: ModelEntry, providers: ReadonlyMap<string, 
   return model.routes.some((route) => providers.get(route.provider)?.configured)
 }
 
-export function catalogCoverage(config: Pick<Config, 'providers' | 'models' | 'aliases'>): CatalogCoverage {
+export function catalogCoverage(config: CatalogEntries): CatalogCoverage {
   const served = config.models.filter((model) => isModelServed(model, config.providers))
   const servedIds = new Set(served.map((model) => model.id))
   const servedPerProvider: Record<string, number> = {}
@@ -91,9 +92,7 @@ export function catalogCoverage(config: Pick<Config, 'providers' | 'models' | 'a
   }
 }
 
-/** An unconfigured provider always names the variable it reads (a literal key or a key file would have configured it). */
+/** What would configure an unconfigured provider: its API's adapter knows where its entries name a credential. */
 function credentialOf(provider: ProviderConfig): string {
-  const variable = provider.api === 'vertex' ? provider.accessTokenEnv : provider.apiKeyEnv
-  if (provider.api === 'vertex') return variable ? `${variable} (or serviceAccountKeyFile)` : 'serviceAccountKeyFile'
-  return variable ?? 'apiKey'
+  return adapterFor(provider).missingCredential(provider)
 }

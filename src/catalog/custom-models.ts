@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm'
 import type { Database } from '../db/database'
-import { customModels } from '../db/schema'
+import { customModels, type RequestDefaults } from '../db/schema'
 import { newId } from '../util/ids'
 import { isStorableText } from '../util/storable-text'
 
@@ -13,7 +13,7 @@ export interface NewCustomModel {
   name: string
   baseModel: string
   system?: string
-  defaults?: Record<string, unknown>
+  defaults?: RequestDefaults
 }
 
 /** Per-account models `custom/<name>`: a base model with a system prompt and default parameters. */

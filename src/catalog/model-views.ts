@@ -1,8 +1,8 @@
 import type { Caller } from '../auth/authenticate'
 import { isModelAllowed } from '../auth/model-access'
-import type { Services } from '../services'
 import type { AliasEntry, ModelEntry } from './catalog-schema'
 import { CUSTOM_PREFIX, type CustomModelRow } from './custom-models'
+import type { ModelSources } from './resolve-model'
 
 /** One entry of GET /v1/models, in OpenAI's shape plus the gateway's own fields. */
 export interface ModelObject {
@@ -54,7 +54,7 @@ export function vendorOf(modelId: string): string {
 }
 
 /** The models a caller may see: a key sees its allowed models and its own account's custom models. */
-export async function visibleModels(services: Services, caller: Caller): Promise<ModelObject[]> {
+export async function visibleModels(services: ModelSources, caller: Caller): Promise<ModelObject[]> {
   const { catalog } = services
   const all = [
     ...catalog.listModels().map((model) => modelObject(model, catalog.created)),
@@ -66,7 +66,7 @@ export async function visibleModels(services: Services, caller: Caller): Promise
 }
 
 /** One model as the caller may see it, or undefined (404 for the caller). */
-export async function findVisibleModel(services: Services, caller: Caller, id: string): Promise<ModelObject | undefined> {
+export async function findVisibleModel(services: ModelSources, caller: Caller, id: string): Promise<ModelObject | undefined> {
   if (caller.kind === 'api-key' && !isModelAllowed(caller.key.allowedModels, id)) return undefined
   const { catalog } = services
   const model = catalog.model(id)

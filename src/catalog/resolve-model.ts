@@ -1,9 +1,18 @@
 import type { Caller } from '../auth/authenticate'
 import { isModelAllowed } from '../auth/model-access'
 import { ModelNotAllowedError, ModelNotFoundError, ModelNotSupportedError } from '../errors/kinds'
-import type { Services } from '../services'
+import type { Catalog } from './catalog'
 import type { AliasEntry, ModelEntry } from './catalog-schema'
-import type { CustomModelRow } from './custom-models'
+import type { CustomModelRow, CustomModelStore } from './custom-models'
+
+/**
+ * Where model ids are looked up: the catalogue new requests see (read when a lookup starts, as a
+ * reload replaces it) and the accounts' custom models.
+ */
+export interface ModelSources {
+  readonly catalog: Catalog
+  readonly customModels: CustomModelStore
+}
 
 /** What a requested model id names, for the caller who asked. */
 export type ResolvedModel =
@@ -16,7 +25,7 @@ export type ResolvedModel =
  * model_not_found; another account's custom model does not exist for it) and be among the
  * key's allowed models (403 model_not_allowed).
  */
-export async function resolveModel(services: Services, caller: Caller, id: string): Promise<ResolvedModel> {
+export async function resolveModel(services: ModelSources, caller: Caller, id: string): Promise<ResolvedModel> {
   const resolved = await lookup(services, caller, id)
   if (!resolved) throw new ModelNotFoundError(`The model '${id}' does not exist.`, { param: 'model' })
   if (caller.kind === 'api-key' && !isModelAllowed(caller.key.allowedModels, id)) {
@@ -32,7 +41,7 @@ export function requireModelType(resolved: ResolvedModel, type: ModelEntry['type
   }
 }
 
-async function lookup(services: Services, caller: Caller, id: string): Promise<ResolvedModel | undefined> {
+async function lookup(services: ModelSources, caller: Caller, id: string): Promise<ResolvedModel | undefined> {
   const model = services.catalog.model(id)
   if (model) return { kind: 'model', model }
   const alias = services.catalog.alias(id)

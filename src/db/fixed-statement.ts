@@ -15,7 +15,7 @@ export class FixedStatement {
 
   constructor(private readonly build: () => SQL) {}
 
-  /** The text and this run's values, for DatabaseHandle.rows. */
+  /** The text and this run's values (by placeholder name, each of its column's type: free-form, as Drizzle takes them), for DatabaseHandle.rows. */
   with(values: Record<string, unknown>): Query {
     this.rendered ??= dialect.sqlToQuery(this.build())
     return { sql: this.rendered.sql, params: fillPlaceholders(this.rendered.params, values) }

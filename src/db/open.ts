@@ -1,4 +1,3 @@
-import type { Config } from '../config'
 import { type DatabaseHandle, openDatabase } from './client'
 import { lockDataDir } from './data-dir-lock'
 import { embeddedTemplate } from './embedded-template'
@@ -6,7 +5,7 @@ import { migrate } from './migrate'
 import { holdsDatabase, seedDataDir } from './seed-data-dir'
 
 /** The database the config names, locked (when embedded) and migrated: how every command starts. */
-export async function openConfiguredDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<DatabaseHandle> {
+export async function openConfiguredDatabase(config: { databaseUrl: string | undefined; dataDir: string }): Promise<DatabaseHandle> {
   const unlock = config.databaseUrl ? () => {} : lockDataDir(config.dataDir)
   try {
     const handle = config.databaseUrl ? await openDatabase({ url: config.databaseUrl }) : await openEmbedded(config.dataDir)

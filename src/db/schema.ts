@@ -2,6 +2,14 @@ import { sql } from 'drizzle-orm'
 import { bigint, check, index, integer, jsonb, numeric, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 
 /**
+ * Request fields a custom model sets when the client leaves them out (temperature, max_tokens,
+ * anything the upstream takes): an operator's free-form JSON, merged into the request as it is.
+ */
+export type RequestDefaults = Record<string, unknown>
+
+import type { UsageRecord } from '../canonical/usage'
+
+/**
  * Money is integer micro-credits (1 credit = 1,000,000) in bigint columns everywhere.
  * Ids are prefixed random strings (`acct_…`, `key_…`), except ledger entries, whose
  * identity column also gives their order.
@@ -169,7 +177,7 @@ export const ledgerEntries = pgTable(
     model: text('model'),
     /** The provider the call went to (the column keeps its first name, `route`). */
     provider: text('route'),
-    usage: jsonb('usage').$type<Record<string, unknown>>(),
+    usage: jsonb('usage').$type<UsageRecord>(),
     uncollected: micros('uncollected').notNull().default(sql`0`),
     idempotencyKey: text('idempotency_key'),
     note: text('note'),
@@ -232,7 +240,7 @@ export const customModels = pgTable(
     name: text('name').notNull(),
     baseModel: text('base_model').notNull(),
     system: text('system'),
-    defaults: jsonb('defaults').$type<Record<string, unknown>>(),
+    defaults: jsonb('defaults').$type<RequestDefaults>(),
     createdAt: createdAt(),
   },
   (table) => [uniqueIndex('custom_models_name').on(table.accountId, table.name)],

@@ -2,7 +2,7 @@ import { type TObject, Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import type { AdminInput } from '../admin/operation'
 import { ADMIN_OPERATIONS } from '../admin/operations'
-import type { Services } from '../services'
+import type { Services } from '../services/services'
 
 /** How many credits the demo account starts with: hundreds of demo calls. */
 export const DEMO_CREDITS = 10

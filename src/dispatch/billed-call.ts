@@ -3,13 +3,16 @@ import type { Hold } from '../billing/hold'
 import { microsToCredits } from '../billing/money'
 import { chargeForUsage } from '../billing/pricing'
 import { recordableUsage, UntrustedUsageError, type UsageAnomaly, usageAnomalies } from '../billing/usage-guard'
-import type { Usage, UsageSource } from '../canonical/usage'
+import type { Usage, UsageRecord, UsageSource } from '../canonical/usage'
 import type { ModelEntry } from '../catalog/catalog-schema'
-import type { ProviderConfig } from '../config'
 import { logEvent } from '../observability/log'
 import { usageAnomaliesTotal } from '../observability/metrics'
 import type { RequestRecord } from '../observability/request-record'
-import type { Services } from '../services'
+import type { ProviderConfig } from '../providers/provider-config'
+import type { Services } from '../services/services'
+
+/** What a billed call reaches: who pays for a caller, the hold book, and the token counts of rate limits. */
+export type BillingServices = Pick<Services, 'payers' | 'holds' | 'rateLimiter'>
 
 /**
  * What a call is settled against: the catalogue model that priced it, the provider that served
@@ -31,14 +34,14 @@ export class BilledCall {
   private closing: Promise<Settled> | undefined
 
   constructor(
-    private readonly services: Services,
+    private readonly services: BillingServices,
     readonly hold: Hold,
     /** The request's record: the hold and settlement are timed there, and the charge noted. */
     readonly record: RequestRecord,
   ) {}
 
   /** Takes the hold; `provider` is the first route's, recorded until a route answers. */
-  static async open(services: Services, caller: Caller, amount: bigint, record: RequestRecord, model: string, provider: string): Promise<BilledCall> {
+  static async open(services: BillingServices, caller: Caller, amount: bigint, record: RequestRecord, model: string, provider: string): Promise<BilledCall> {
     const hold = await record.time('hold', async () => {
       const payer = await services.payers.payerFor(caller)
       return services.holds.take({ payer, amount, requestId: record.requestId, model, provider })
@@ -64,7 +67,7 @@ export class BilledCall {
   }
 
   /** Charges a cost priced by the endpoint (images, characters, minutes), capped at the hold. */
-  settleCost(servedBy: ServedBy, price: () => bigint, usage: Record<string, unknown>): Promise<Settled> {
+  settleCost(servedBy: ServedBy, price: () => bigint, usage: UsageRecord): Promise<Settled> {
     this.closing ??= this.close(servedBy, price, usage, undefined).then((closed) => ({ cost: closed.cost }))
     return this.closing
   }
@@ -81,7 +84,7 @@ export class BilledCall {
   private async close(
     servedBy: ServedBy,
     price: () => bigint,
-    usage: Record<string, unknown>,
+    usage: UsageRecord,
     tokens: Usage | undefined,
     output?: { tokens: number; limit: number },
   ): Promise<{ cost: number; trusted: boolean }> {
@@ -132,7 +135,7 @@ export class BilledCall {
   }
 }
 
-function usageRecord(usage: Usage, source: UsageSource): Record<string, unknown> {
+function usageRecord(usage: Usage, source: UsageSource): UsageRecord {
   return {
     input_tokens: usage.inputTokens,
     output_tokens: usage.outputTokens,

@@ -3,21 +3,60 @@ import { GatewayError } from '../errors/gateway-error'
 import { NoRouteAvailableError, UpstreamError, UpstreamTimeoutError } from '../errors/kinds'
 import type { RequestRecord } from '../observability/request-record'
 import { adapterFor } from '../providers/registry'
-import type { Services } from '../services'
+import type { Services } from '../services/services'
 import { readWithinSilence } from '../streaming/idle-timeout'
 import { readJsonObjectBytes } from '../streaming/upstream-json'
 import { BilledCall } from './billed-call'
+import { deliverPriced } from './priced'
 import { observeTranslated, relayStream } from './stream-relay'
 import { sseSource, upstreamBodyOf } from './stream-sources'
-import type { ConversationEncoding, ConversationRoute, NonEmpty, Route, Surface, SurfaceRequest, TranslatedRoute, UpstreamAnswer } from './surface'
+import type { ConversationEncoding, NonEmpty, Route, Surface, SurfaceRequest, UpstreamAnswer } from './surface'
+import { deliverVideo } from './video-job'
+
+/** What a billed request reaches: the model lookups (catalogue, custom models) and what billing needs. */
+export type DispatchServices = Pick<Services, 'catalog' | 'customModels' | 'payers' | 'holds' | 'rateLimiter'>
+
+/**
+ * Runs one billed request of any surface, the same way every time: the surface says what it
+ * needs (the model, the routes it can use), the routes are found, the surface plans the call over
+ * them (hold, how to reach each route, how to write its answer), the worst case is held, the
+ * routes are tried in order with failover, and the answer is delivered, which settles the call
+ * from what the upstream consumed. A call that fails anywhere after the hold releases it: no path
+ * leaves money held.
+ */
+export async function dispatch<Body, R extends Route>(services: DispatchServices, surface: Surface<Body, R>, request: SurfaceRequest<Body>): Promise<Response> {
+  const needs = await surface.plan(services, request)
+  const plan = needs.call(planRoutes(services, needs.model, needs.usable))
+  request.record.requestedModel = plan.modelId
+  const call = await BilledCall.open(services, request.caller, plan.holdAmount, request.record, plan.modelId, plan.routes[0].provider.name)
+  if (plan.kind === 'video') return releasedOnFailure(call, () => deliverVideo(call, plan, request.signal))
+  let answer: UpstreamAnswer<R>
+  try {
+    answer = await firstAnswer(
+      plan.routes,
+      (route, signal, headers) => plan.send(route, { provider: route.provider, model: route.upstreamModel, signal, headers }),
+      request.signal,
+      request.record,
+    )
+  } catch (error) {
+    // No route answered: nothing was consumed, the hold goes back.
+    await call.release()
+    throw error
+  }
+  return releasedOnFailure(
+    call,
+    () => (plan.kind === 'conversation' ? deliverConversation(call, answer, plan.encoding(answer.route)) : deliverPriced(call, answer, plan.price)),
+    answer.abort,
+  )
+}
 
 /**
  * Every route that could serve the request, in the order to try them: a model's routes in
  * config order; an alias's targets in order, each with its routes. `usable` keeps a route
- * (shaped as the surface needs it) when its provider is configured and its API can serve the
- * surface, natively or by translation. None is 503 no_route_available.
+ * (shaped as the surface reaches it) when its provider is configured and its API can serve the
+ * surface. None is 503 no_route_available.
  */
-export function planRoutes<R>(services: Services, resolved: ResolvedModel, usable: (route: Route) => R | undefined): NonEmpty<R> {
+function planRoutes<R>(services: Pick<DispatchServices, 'catalog'>, resolved: ResolvedModel, usable: (route: Route) => R | undefined): NonEmpty<R> {
   const models =
     resolved.kind === 'model'
       ? [resolved.model]
@@ -34,44 +73,6 @@ export function planRoutes<R>(services: Services, resolved: ResolvedModel, usabl
   const [first, ...rest] = routes
   if (first === undefined) throw new NoRouteAvailableError('No configured upstream can serve this model on this endpoint.')
   return [first, ...rest]
-}
-
-/** The route natively where its API has the surface's capability, else by translation, else unusable. */
-export function conversationRoute<Capability>(route: Route, native: Capability | undefined): ConversationRoute<Capability> | undefined {
-  if (native) return { ...route, mode: 'native', native }
-  return translatedRoute(route)
-}
-
-export function translatedRoute(route: Route): TranslatedRoute | undefined {
-  const { translate } = route.adapter
-  return translate ? { ...route, mode: 'translated', translate } : undefined
-}
-
-/**
- * Runs one billed request of any surface, the same way every time: the surface plans (model,
- * routes, hold), the worst case is held, the routes are tried in order with failover, and the
- * answer is delivered, which settles the call from what the upstream consumed. A call that
- * fails anywhere after the hold releases it: no path leaves money held.
- */
-export async function dispatch<Body, R extends Route>(services: Services, surface: Surface<Body, R>, request: SurfaceRequest<Body>): Promise<Response> {
-  const plan = await surface.plan(services, request)
-  request.record.requestedModel = plan.modelId
-  const call = await BilledCall.open(services, request.caller, plan.holdAmount, request.record, plan.modelId, plan.routes[0].provider.name)
-  if ('run' in plan) return releasedOnFailure(call, () => plan.run(call, request.signal))
-  let answer: UpstreamAnswer<R>
-  try {
-    answer = await firstAnswer(
-      plan.routes,
-      (route, signal, headers) => plan.send(route, { provider: route.provider, model: route.upstreamModel, signal, headers }),
-      request.signal,
-      request.record,
-    )
-  } catch (error) {
-    // No route answered: nothing was consumed, the hold goes back.
-    await call.release()
-    throw error
-  }
-  return releasedOnFailure(call, () => plan.deliver(call, answer), answer.abort)
 }
 
 /**
@@ -169,11 +170,7 @@ function isRetryableStatus(status: number): boolean {
  * answer's usage (the gateway's own count when a native answer reports none), and the client is
  * answered in its surface's format.
  */
-export async function deliverConversation<Capability>(
-  call: BilledCall,
-  answer: UpstreamAnswer<ConversationRoute<Capability>>,
-  encoding: ConversationEncoding,
-): Promise<Response> {
+async function deliverConversation(call: BilledCall, answer: UpstreamAnswer<Route>, encoding: ConversationEncoding): Promise<Response> {
   const route = answer.route
   const servedBy = { model: route.model, provider: route.provider, outputTokenLimit: encoding.outputTokenLimit }
   const relayed = { call, servedBy, abortUpstream: answer.abort, clientSignal: answer.clientSignal }
@@ -181,13 +178,13 @@ export async function deliverConversation<Capability>(
   // A stream is fed from the upstream body as it arrives, its silence watched by the source itself.
   if (encoding.streaming) {
     const source = sseSource(upstreamBodyOf(answer.response), idleMs, answer.abort)
-    if (route.mode === 'native') return relayStream(source, encoding.observeNative(), relayed)
-    return relayStream(source, observeTranslated(route.translate.readStream(), encoding.encodeStream(), encoding.inputTokens), relayed)
+    if (encoding.mode === 'native') return relayStream(source, encoding.observeNative(), relayed)
+    return relayStream(source, observeTranslated(encoding.translate.readStream(), encoding.encodeStream(), encoding.inputTokens), relayed)
   }
   // A whole answer is bounded by the same silence limit as a stream: headers alone prove nothing.
   const whole = await readJsonObjectBytes(readWithinSilence(upstreamBodyOf(answer.response), idleMs, answer.abort))
-  if (route.mode === 'translated') {
-    const translated = route.translate.readAnswer(whole)
+  if (encoding.mode === 'translated') {
+    const translated = encoding.translate.readAnswer(whole)
     const settled = await call.settle(servedBy, translated.usage, 'provider')
     return Response.json(encoding.encodeAnswer(translated, settled.cost))
   }

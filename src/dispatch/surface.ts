@@ -1,15 +1,21 @@
 import type { Caller } from '../auth/authenticate'
 import type { Answer, StreamPart } from '../canonical/answer'
-import type { Usage, UsageSource } from '../canonical/usage'
+import type { Usage, UsageRecord, UsageSource } from '../canonical/usage'
+import type { VideoOutcome, VideoRequest } from '../canonical/video'
 import type { ModelEntry } from '../catalog/catalog-schema'
-import type { ProviderConfig } from '../config'
+import type { ModelSources, ResolvedModel } from '../catalog/resolve-model'
 import type { GatewayError } from '../errors/gateway-error'
-import { contextOf } from '../http/request-context'
-import { RequestRecord } from '../observability/request-record'
-import type { JsonObject, ProviderAdapter, TranslateCapability, UpstreamTarget } from '../providers/adapter'
-import type { Services } from '../services'
+import type { RequestRecord } from '../observability/request-record'
+import type { ProviderAdapter, TranslateCapability, UpstreamTarget, VideoCapability } from '../providers/adapter'
+import type { ProviderConfig } from '../providers/provider-config'
 import type { FramedSseEvent, SseEvent } from '../streaming/sse'
-import type { BilledCall } from './billed-call'
+import type { UpstreamObject } from '../streaming/upstream-json'
+
+/**
+ * The types a surface and the dispatcher share. Calls go one way: the dispatcher (dispatcher.ts)
+ * calls a surface's `plan` and the functions its plan carries (send, the encoding, the pricing);
+ * a surface calls nothing of dispatch, it only describes what it needs in these types.
+ */
 
 /** A list with at least one member: what route planning always returns. */
 export type NonEmpty<T> = [T, ...T[]]
@@ -22,14 +28,6 @@ export interface Route {
   /** The provider's own id for the model. */
   upstreamModel: string
 }
-
-/** A route whose API speaks the surface's format: the body passes through. */
-export type NativeRoute<Capability> = Route & { mode: 'native'; native: Capability }
-
-/** A route reached by translation: the canonical prompt out, canonical answers and parts back. */
-export type TranslatedRoute = Route & { mode: 'translated'; translate: TranslateCapability }
-
-export type ConversationRoute<Capability> = NativeRoute<Capability> | TranslatedRoute
 
 /** One billed request as a surface's endpoint hands it over: who calls, the checked body, and the call's identity. */
 export interface SurfaceRequest<Body> {
@@ -47,40 +45,79 @@ export interface SurfaceRequest<Body> {
 
 /**
  * A client surface: one API shape the gateway serves (chat completions, messages, responses,
- * each media endpoint, videos). `plan` decides everything before money moves: which model,
- * which routes in which order, how much to hold, how each route is reached and how its answer
- * is delivered. The dispatcher (dispatcher.ts) runs every surface the same way. Errors are
- * thrown, and written in the envelope of the surface's path by errors/render.ts; a stream that
- * fails after its first byte ends with the surface's own failure events (`failure` below).
+ * each media endpoint, videos). `plan` reads the request and says what it needs: the model it
+ * names and which routes it can use; the dispatcher finds those routes and asks the plan for the
+ * call over them (how much to hold, how each route is reached, how its answer is written for the
+ * client), then runs it the same way for every surface. Errors are thrown, and written in the
+ * envelope of the surface's path by errors/render.ts; a stream that fails after its first byte
+ * ends with the surface's own failure events (`failure` below).
  */
 export interface Surface<Body, R extends Route = Route> {
-  plan(services: Services, request: SurfaceRequest<Body>): Promise<CallPlan<R> | JobPlan<R>>
+  /** Of the services, a plan reads only where models are looked up (catalog/resolve-model.ts). */
+  plan(services: ModelSources, request: SurfaceRequest<Body>): Promise<SurfacePlan<R>>
 }
 
-/** What every plan decides before the hold. */
+/** What a surface needs of dispatch: the model's routes it can use, and the call it makes over them. */
+export interface SurfacePlan<R extends Route> {
+  /** The model the request names: resolved, allowed to the caller, of the surface's type. */
+  model: ResolvedModel
+  /** The route as the surface reaches it, or undefined when its API cannot serve the surface. */
+  usable(route: Route): R | undefined
+  /** Everything else, decided over the usable routes (in config order, never empty) before the hold. */
+  call(routes: NonEmpty<R>): CallPlan<R>
+}
+
+/** What every call decides before the hold. */
 export interface PlannedCall<R extends Route> {
-  /** The catalogue model the hold is recorded under. */
+  /** The model the hold is recorded under. */
   modelId: string
-  /** The routes to try, in order: the first that answers serves. */
+  /** The routes to try, in order: the first that answers serves (those the dispatcher found, or fewer). */
   routes: NonEmpty<R>
   /** The worst case, in micro-credits, reserved before the first upstream call. */
   holdAmount: bigint
 }
 
-/** A call answered by one HTTP response: the dispatcher tries the routes with failover, then the surface delivers. */
-export interface CallPlan<R extends Route> extends PlannedCall<R> {
+/** A call answered by one HTTP response: the dispatcher tries the routes with failover with `send`, then delivers. */
+export interface SentCall<R extends Route> extends PlannedCall<R> {
   send(route: R, target: UpstreamTarget): Promise<Response>
-  /** Reads the answer, settles the call and answers the client; throwing releases the hold. */
-  deliver(call: BilledCall, answer: UpstreamAnswer<R>): Promise<Response>
 }
 
+/** A conversation (chat completions, messages, responses): the answer is settled from its token usage and written by the encoding. */
+export interface ConversationCall<R extends Route> extends SentCall<R> {
+  kind: 'conversation'
+  /** How the answer of the route that answered is read and written for the client. */
+  encoding(route: R): ConversationEncoding
+}
+
+/** A call billed by what came back (embeddings, images, speech, transcriptions): the surface prices the answer. */
+export interface PricedCall<R extends Route> extends SentCall<R> {
+  kind: 'priced'
+  /** Reads the answer of the route that answered; throwing means the answer was unusable (not billed). */
+  price(response: Response, route: R): Promise<PricedAnswer>
+}
+
+/** A route whose API makes videos. */
+export type VideoRoute = Route & { video: VideoCapability }
+
 /**
- * A call answered by a job the gateway waits for (a video): submitted, polled and fetched,
- * with failover rules of its own (a job past its deadline is not retried elsewhere). The
- * dispatcher holds; the job settles what it delivers; throwing releases the hold.
+ * A call answered by a job the gateway waits for (a video): submitted, polled and fetched
+ * (video-job.ts), with failover rules of its own (a job past its deadline is not retried
+ * elsewhere). The surface prices the finished job; throwing releases the hold.
  */
-export interface JobPlan<R extends Route> extends PlannedCall<R> {
-  run(call: BilledCall, clientSignal: AbortSignal): Promise<Response>
+export interface VideoCall extends PlannedCall<VideoRoute> {
+  kind: 'video'
+  job: VideoRequest
+  price(outcome: VideoOutcome, route: VideoRoute): PricedAnswer
+}
+
+export type CallPlan<R extends Route> = ConversationCall<R> | PricedCall<R> | VideoCall
+
+/** What an answer cost, what to record of it, and the client's reply once settled. */
+export interface PricedAnswer {
+  /** The charge; throws UntrustedUsageError when the upstream's counts behind it cannot be trusted. */
+  cost: () => bigint
+  usage: UsageRecord
+  respond(cost: number): Response
 }
 
 /** An upstream that answered with a success status, with the route that produced it. */
@@ -152,37 +189,42 @@ export interface StreamEncoder {
 }
 
 /**
- * How a conversation surface (chat completions, messages, responses) writes answers, whichever
- * way its route was reached: native answers are the surface's own format, observed and passed
- * on with the cost added; translated ones are canonical and encoded.
+ * How a conversation surface (chat completions, messages, responses) reads and writes the answer
+ * of the route that answered: a native route's answers are the surface's own format, observed
+ * and passed on with the cost added; a translated route's are read as canonical by the route's
+ * translator and encoded.
  */
-export interface ConversationEncoding {
+export type ConversationEncoding = NativeEncoding | TranslatedEncoding
+
+/** What every conversation encoding states, whichever way its route was reached. */
+export interface AnswerShape {
   streaming: boolean
   /** The gateway's estimate of the request's input tokens, billed when the provider reports nothing. */
   inputTokens: number
   /** The most output tokens the route that answered was asked for (all choices together): reported usage above it is anomalous. */
   outputTokenLimit: number
-  /** Native routes: the whole answer's usage, when it reports one. */
-  nativeUsage(body: JsonObject): Usage | undefined
-  /** Native routes: the gateway's own count when the answer reports no usage. */
-  estimateNative(body: JsonObject): Usage
-  /** Native routes: the whole answer as the client gets it, with the cost. */
-  presentNative(body: JsonObject, cost: number): unknown
-  /** Native routes: the observer of the surface's own stream. */
+}
+
+/** A native route's answers: the surface's own format. */
+export interface NativeEncoding extends AnswerShape {
+  mode: 'native'
+  /** The whole answer's usage, when it reports one. */
+  nativeUsage(body: UpstreamObject): Usage | undefined
+  /** The gateway's own count when the answer reports no usage. */
+  estimateNative(body: UpstreamObject): Usage
+  /** The whole answer as the client gets it, with the cost. */
+  presentNative(body: UpstreamObject, cost: number): unknown
+  /** The observer of the surface's own stream. */
   observeNative(): StreamObserver<FramedSseEvent>
-  /** Translated routes: the canonical answer in the surface's format. */
+}
+
+/** A translated route's answers: canonical, from the route's translator. */
+export interface TranslatedEncoding extends AnswerShape {
+  mode: 'translated'
+  /** The route's translator, which reads the upstream's answer and stream as canonical ones. */
+  translate: TranslateCapability
+  /** The canonical answer in the surface's format. */
   encodeAnswer(answer: Answer, cost: number): unknown
-  /** Translated routes: the encoder of canonical parts. */
+  /** The encoder of canonical parts. */
   encodeStream(): StreamEncoder
 }
-
-/** The plain values a surface's endpoint hands to the dispatcher. */
-export function surfaceRequest<Body>(body: Body, caller: Caller, requestId: string, request: Request): SurfaceRequest<Body> {
-  const url = new URL(request.url)
-  // Every request the app serves has its record; one served outside it (a test calling the
-  // endpoint alone) gets one that reports to nobody.
-  const record = contextOf(request)?.record ?? new RequestRecord(requestId, request.method, UNOBSERVED)
-  return { caller, body, requestId, signal: request.signal, headers: request.headers, query: url.search, record }
-}
-
-const UNOBSERVED = { streamOpened: () => undefined, finished: () => undefined }

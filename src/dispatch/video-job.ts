@@ -1,15 +1,46 @@
 import type { VideoOutcome, VideoRequest } from '../canonical/video'
-import { ClientClosedError, UpstreamTimeoutError } from '../errors/kinds'
-import type { UpstreamTarget, VideoCapability } from '../providers/adapter'
-import type { Route } from './surface'
+import { GatewayError } from '../errors/gateway-error'
+import { ClientClosedError, UpstreamError, UpstreamTimeoutError } from '../errors/kinds'
+import type { UpstreamTarget } from '../providers/adapter'
+import type { BilledCall } from './billed-call'
+import { settlePriced } from './priced'
+import type { NonEmpty, VideoCall, VideoRoute } from './surface'
 
-/** A route whose API makes videos, as the videos surface plans it. */
-export type VideoRoute = Route & { video: VideoCapability }
+/**
+ * Delivers a video call: the job runs on each route in turn (firstVideo), the surface prices the
+ * one that finished, and the call is settled for it. A failure, a safety block (the surface's
+ * price throws), a job past its deadline or one cancelled for a client that left is not billed:
+ * the dispatcher releases the hold.
+ */
+export async function deliverVideo(call: BilledCall, plan: VideoCall, clientSignal: AbortSignal): Promise<Response> {
+  const { route, outcome } = await firstVideo(plan.routes, plan.job, clientSignal)
+  return settlePriced(call, route, plan.price(outcome, route))
+}
 
-/** The route when its API has the video capability, else unusable. */
-export function videoRoute(route: Route): VideoRoute | undefined {
-  const { video } = route.adapter
-  return video ? { ...route, video } : undefined
+/**
+ * Runs the job on each route in order until one finishes. A retryable GatewayError moves on to
+ * the next route; a job past its deadline has had its time, and a client that left starts no
+ * further job (nobody would pay for it): both end the search, as does any other failure.
+ */
+async function firstVideo(
+  routes: NonEmpty<VideoRoute>,
+  request: VideoRequest,
+  clientSignal: AbortSignal,
+): Promise<{ route: VideoRoute; outcome: VideoOutcome }> {
+  let lastError: unknown
+  for (const route of routes) {
+    if (clientSignal.aborted) {
+      lastError ??= new ClientClosedError('The client left before the video job started.')
+      break
+    }
+    try {
+      return { route, outcome: await runVideoJob(route, request, clientSignal) }
+    } catch (error) {
+      lastError = error
+      if (clientSignal.aborted || !(error instanceof GatewayError) || !error.retryable || error instanceof UpstreamTimeoutError) break
+    }
+  }
+  throw lastError instanceof GatewayError ? lastError : new UpstreamError('The video generation failed upstream.', { cause: lastError })
 }
 
 /**
@@ -24,7 +55,7 @@ export function videoRoute(route: Route): VideoRoute | undefined {
  * were there, and its outcome is returned for billing, like an abandoned stream that is billed
  * for what was generated.
  */
-export async function runVideoJob(route: VideoRoute, request: VideoRequest, clientSignal: AbortSignal): Promise<VideoOutcome> {
+async function runVideoJob(route: VideoRoute, request: VideoRequest, clientSignal: AbortSignal): Promise<VideoOutcome> {
   const { provider } = route
   const { video } = route
   const stopWaiting = new AbortController()

@@ -2,13 +2,14 @@ import type { TObject } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
 import { coerceText } from '../admin/coerce'
 import { AdminExport } from '../admin/export'
+import type { AdminFields } from '../admin/operation'
 import { ADMIN_OPERATIONS } from '../admin/operations'
 import { InvalidRequestError, NotFoundError } from '../errors/kinds'
 import type { GatewayContext } from '../http/gateway-context'
 import { ADMIN_ANSWERS } from '../http/openapi/admin-answers'
 import { answerResponse, type ErrorStatus, errorResponses } from '../http/openapi/responses'
 import { refuseInvalidBody } from '../http/schema-check'
-import type { Services } from '../services'
+import type { Services } from '../services/services'
 import { findUnstorableText } from '../util/storable-text'
 
 export const ADMIN_PREFIX = '/admin/v1'
@@ -82,7 +83,7 @@ function refuseUnstorableText(params: unknown, query: unknown, body: unknown): v
   }
 }
 
-function refuseUnknownQuery(schema: TObject | undefined, query: Record<string, unknown>): void {
+function refuseUnknownQuery(schema: TObject | undefined, query: AdminFields): void {
   const unknown = Object.keys(query).find((name) => !schema || !Object.hasOwn(schema.properties, name))
   if (unknown !== undefined) {
     const known = schema ? Object.keys(schema.properties) : []
@@ -138,6 +139,6 @@ async function exportResponse(result: AdminExport): Promise<Response> {
 }
 
 /** The body's fields; an operation without a body schema reads none, whatever was sent. */
-function bodyFields(body: unknown): Record<string, unknown> {
+function bodyFields(body: unknown): AdminFields {
   return typeof body === 'object' && body !== null && !Array.isArray(body) ? { ...body } : {}
 }

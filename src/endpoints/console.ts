@@ -2,7 +2,7 @@ import { Elysia } from 'elysia'
 import { checkAdminToken } from '../auth/admin-token'
 import { consolePage } from '../console/page'
 import { NotFoundError } from '../errors/kinds'
-import type { Services } from '../services'
+import type { Services } from '../services/services'
 
 const CACHE_FOREVER = 'public, max-age=31536000, immutable'
 /** The page itself is small and names the current assets: never cached. */
@@ -47,7 +47,7 @@ function digest(text: string): string {
  * public (they hold no data); everything the console shows comes from the admin API with the
  * token the operator signs in with, plus the price list below, read with the same token.
  */
-export function consoleEndpoints(services: Services) {
+export function consoleEndpoints(services: Pick<Services, 'config' | 'catalog'>) {
   return new Elysia({ name: 'endpoints/console' })
     .get('/console', async () => new Response((await consoleAssets()).page, { headers: PAGE_HEADERS }), { detail: { hide: true } })
     .get(

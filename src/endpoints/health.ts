@@ -2,9 +2,9 @@ import { sql } from 'drizzle-orm'
 import { Elysia, t } from 'elysia'
 import { migrationsApplied } from '../db/migrate'
 import { errorResponses, PUBLIC_ERRORS } from '../http/openapi/responses'
-import type { Services } from '../services'
+import type { Services } from '../services/services'
 
-export function healthEndpoints(services: Services) {
+export function healthEndpoints(services: Pick<Services, 'readiness' | 'db'>) {
   return new Elysia({ name: 'endpoints/health' })
     .get('/v1/healthz', () => ({ status: 'ok' as const }), {
       response: t.Object({ status: t.Literal('ok') }),
@@ -42,7 +42,7 @@ export function healthEndpoints(services: Services) {
     )
 }
 
-async function databaseState(services: Services): Promise<'ready' | 'unreachable' | 'migrations_pending'> {
+async function databaseState(services: Pick<Services, 'db'>): Promise<'ready' | 'unreachable' | 'migrations_pending'> {
   try {
     await services.db.execute(sql`select 1`)
   } catch {

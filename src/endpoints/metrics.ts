@@ -3,7 +3,7 @@ import { checkMetricsToken } from '../auth/metrics-token'
 import { EXPOSITION_CONTENT_TYPE } from '../observability/metric-registry'
 import { holdClosingsPending, holdsOpen, renderMetrics, startEventLoopProbe } from '../observability/metrics'
 import { mergeExpositions } from '../observability/metrics-merge'
-import type { Services } from '../services'
+import type { Services } from '../services/services'
 
 /** How a worker reaches the other workers' metrics (lifecycle/worker-link.ts). */
 export interface PeerMetrics {
@@ -32,7 +32,7 @@ export function localMetrics(services: Pick<Services, 'holds'>): string {
  * TOLLGATE_METRICS_TOKEN or TOLLGATE_ADMIN_TOKEN. Without either variable the endpoint is not
  * registered, like the admin API: every method on /metrics is the router's plain 404.
  */
-export function metricsEndpoint(services: Services) {
+export function metricsEndpoint(services: Pick<Services, 'config' | 'holds'>) {
   const { metricsToken, adminToken } = services.config
   if (!metricsToken && !adminToken) return new Elysia({ name: 'endpoints/metrics-disabled' })
   startEventLoopProbe()

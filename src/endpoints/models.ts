@@ -3,7 +3,7 @@ import { findVisibleModel, modelObject, visibleModels } from '../catalog/model-v
 import { ModelNotFoundError } from '../errors/kinds'
 import type { GatewayContext } from '../http/gateway-context'
 import { type ErrorStatus, errorResponses, PUBLIC_ERRORS } from '../http/openapi/responses'
-import type { Services } from '../services'
+import type { Services } from '../services/services'
 
 const ModelObjectSchema = t.Object(
   {
@@ -20,7 +20,7 @@ const LISTING_ERRORS: readonly ErrorStatus[] = [400, 401, 429, 500, 503]
 
 const ModelListSchema = t.Object({ object: t.Literal('list'), data: t.Array(ModelObjectSchema) })
 
-export function modelEndpoints(context: GatewayContext, services: Services) {
+export function modelEndpoints(context: GatewayContext, services: Pick<Services, 'catalog' | 'customModels'>) {
   return new Elysia({ name: 'endpoints/models' })
     .use(context)
     .get('/v1/models', async ({ caller }) => ({ object: 'list' as const, data: await visibleModels(services, caller) }), {

@@ -2,9 +2,9 @@ import { Elysia, t } from 'elysia'
 import { isModelAllowed } from '../auth/model-access'
 import type { GatewayContext } from '../http/gateway-context'
 import { errorResponses, KEYED_READ_ERRORS } from '../http/openapi/responses'
-import type { Services } from '../services'
+import type { Services } from '../services/services'
 
-export function pricingEndpoint(context: GatewayContext, services: Services) {
+export function pricingEndpoint(context: GatewayContext, services: Pick<Services, 'catalog'>) {
   return new Elysia({ name: 'endpoints/pricing' }).use(context).get(
     '/v1/pricing',
     ({ caller }) => {

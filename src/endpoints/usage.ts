@@ -3,7 +3,7 @@ import { creditsJson } from '../billing/money'
 import { countJson, recentCharges, summarizeUsage } from '../billing/usage-summary'
 import type { GatewayContext } from '../http/gateway-context'
 import { answerResponse, errorResponses, KEYED_READ_ERRORS } from '../http/openapi/responses'
-import type { Services } from '../services'
+import type { Services } from '../services/services'
 
 /** How many of the key's latest billed requests `recent` lists. */
 const RECENT_REQUESTS = 100
@@ -43,7 +43,7 @@ const UsageAnswer = t.Object({
  * by day and model, read from the usage rollup, and its latest charges from the ledger, so a
  * customer can reconcile each charge.
  */
-export function usageEndpoint(context: GatewayContext, services: Services) {
+export function usageEndpoint(context: GatewayContext, services: Pick<Services, 'db' | 'now'>) {
   return new Elysia({ name: 'endpoints/usage' }).use(context).get(
     '/v1/usage',
     async ({ caller }) => {

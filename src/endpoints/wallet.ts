@@ -5,12 +5,12 @@ import { findWallet } from '../billing/wallets'
 import type { GatewayContext } from '../http/gateway-context'
 import { errorResponses, KEYED_READ_ERRORS } from '../http/openapi/responses'
 import { BalanceSchema } from '../http/schemas'
-import type { Services } from '../services'
+import type { Services } from '../services/services'
 
 /** How long GET /v1/wallet waits for this instance's charges in flight; past it (a database outage) it answers with what is written. */
 const WALLET_CATCH_UP_MS = 500
 
-export function walletEndpoint(context: GatewayContext, services: Services) {
+export function walletEndpoint(context: GatewayContext, services: Pick<Services, 'db' | 'holds' | 'now'>) {
   return new Elysia({ name: 'endpoints/wallet' }).use(context).get(
     '/v1/wallet',
     async ({ caller }) => {

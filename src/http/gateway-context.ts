@@ -1,15 +1,20 @@
 import { Elysia } from 'elysia'
 import { checkAdminToken } from '../auth/admin-token'
-import type { Caller } from '../auth/authenticate'
+import type { Authenticator, Caller } from '../auth/authenticate'
 import { ruleFor } from '../auth/endpoint-rules'
 import { NotFoundError } from '../errors/kinds'
-import type { Services } from '../services'
 import { bodyLimitFor, checkDeclaredLength } from './body-limits'
 import { MalformedBody } from './json-body'
 import { readRequestBody, UNREAD_BODY, UnreadBody } from './request-body'
 import { contextOf } from './request-context'
 
 const ANONYMOUS: Caller = { kind: 'anonymous' }
+
+/** Who may call: the admin token of the config as it is now, and the authenticator of everything under /v1. */
+export interface CallerCheck {
+  readonly config: { readonly adminToken: string | undefined }
+  readonly authenticator: Authenticator
+}
 
 /**
  * The per-request steps every endpoint shares, in order: refuse a body whose declared length is
@@ -18,7 +23,7 @@ const ANONYMOUS: Caller = { kind: 'anonymous' }
  * Schema validation comes after, so a caller without credentials learns nothing about the
  * body's shape and costs no more than its headers.
  */
-export function gatewayContext(services: Services) {
+export function gatewayContext(services: CallerCheck) {
   return new Elysia({ name: 'gateway-context' })
     .onParse({ as: 'global' }, ({ request }) => {
       checkDeclaredLength(request, bodyLimitFor(new URL(request.url).pathname))
@@ -40,7 +45,7 @@ export function gatewayContext(services: Services) {
     })
 }
 
-async function identify(services: Services, request: Request, pathTemplate: string): Promise<Caller> {
+async function identify(services: CallerCheck, request: Request, pathTemplate: string): Promise<Caller> {
   if (pathTemplate.startsWith('/admin/')) {
     checkAdminToken(services.config.adminToken, request.headers)
     return ANONYMOUS

@@ -1,5 +1,5 @@
 import { InvalidRequestError } from '../errors/kinds'
-import { isRecord } from '../util/is-record'
+import { isRecord, type JsonObject } from '../util/is-record'
 
 /**
  * Reading a client's JSON below what its schema checks: nested blocks a surface decodes for a
@@ -7,8 +7,11 @@ import { isRecord } from '../util/is-record'
  * nothing is turned into the text "undefined".
  */
 
+/** An object of a client's body below what its schema checks: free-form until each field the decoder needs is read. */
+export type ClientObject = JsonObject
+
 /** The members of a JSON array that are objects; a value that is not an array has none. */
-export function objectsIn(value: unknown): Record<string, unknown>[] {
+export function objectsIn(value: unknown): ClientObject[] {
   return Array.isArray(value) ? value.filter(isRecord) : []
 }
 

@@ -1,9 +1,16 @@
+import type { Catalog } from '../catalog/catalog'
 import { catalogCoverage } from '../catalog/coverage'
-import { type Config, loadConfig } from '../config'
-import { ConfigError } from '../config-error'
+import { type Config, loadConfig } from '../config/config'
+import { ConfigError } from '../config/config-error'
 import { logEvent } from '../observability/log'
-import type { Services } from '../services'
 import { catalogWarnings, describeConfigSource } from './start-summary'
+
+/** What a reload reads and replaces (the services' own): the config and the catalogue new requests see. */
+export interface ReloadableCatalog {
+  readonly config: Config
+  readonly catalog: Catalog
+  reloadCatalog(next: Pick<Config, 'providers' | 'models' | 'aliases' | 'configFile'>): void
+}
 
 /**
  * SIGHUP (docs/operations.md#reload): the configuration is loaded again, as a start would load
@@ -13,7 +20,7 @@ import { catalogWarnings, describeConfigSource } from './start-summary'
  * Other settings (listener, database, tokens) are the start's: the environment a process sees
  * does not change, so they could not differ anyway.
  */
-export function reloadCatalog(services: Services, load: () => Config = () => loadConfig(process.env)): boolean {
+export function reloadCatalog(services: ReloadableCatalog, load: () => Config = () => loadConfig(process.env)): boolean {
   const next = loadForReload(load)
   if (!next) return false
   const before = new Set(services.catalog.listModels().map((model) => model.id))

@@ -1,6 +1,7 @@
-import type { Config } from '../config'
+import type { HoldBook } from '../billing/hold-book'
+import type { Config } from '../config/config'
 import { logEvent } from '../observability/log'
-import type { Services } from '../services'
+import type { Readiness } from './readiness'
 
 /** What shutdown needs of Bun's server. */
 export interface Listener {
@@ -22,7 +23,7 @@ const SETTLEMENT_DRAIN_MS = 10_000
 export async function drainAndStop(
   signal: string,
   listener: Listener,
-  services: Pick<Services, 'readiness' | 'holds'>,
+  services: { readonly readiness: Readiness; readonly holds: Pick<HoldBook, 'drain'> },
   config: Pick<Config, 'drainMs' | 'shutdownTimeoutMs'>,
 ): Promise<void> {
   services.readiness.startDraining()

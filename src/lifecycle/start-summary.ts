@@ -1,6 +1,6 @@
 import { catalogCoverage } from '../catalog/coverage'
-import type { Config } from '../config'
-import { type LogLevel, logEvent } from '../observability/log'
+import type { Config } from '../config/config'
+import { type LogFields, type LogLevel, logEvent } from '../observability/log'
 
 /**
  * What a starting gateway says about itself (docs/operations.md#start-up-summary): one summary
@@ -11,7 +11,7 @@ import { type LogLevel, logEvent } from '../observability/log'
 export interface StartLine {
   level: LogLevel
   message: string
-  fields: Record<string, unknown>
+  fields: LogFields
 }
 
 export interface StartFacts {

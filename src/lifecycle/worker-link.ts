@@ -1,4 +1,4 @@
-import { ConfigError } from '../config-error'
+import { ConfigError } from '../config/config-error'
 import { type FromPrimary, type FromWorker, fromPrimary, WORKER_ENV } from './worker-messages'
 
 /** How often a worker checks that its primary still exists, in case the channel's close went unnoticed. */

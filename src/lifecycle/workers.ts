@@ -1,6 +1,6 @@
 import { MemoryHitCounter } from '../auth/rate-limit'
-import { type Config, loadConfig } from '../config'
-import { readConfigFile } from '../config-file'
+import { type Config, loadConfig } from '../config/config'
+import { readConfigFile } from '../config/config-file'
 import { openConfiguredDatabase } from '../db/open'
 import { logEvent } from '../observability/log'
 import { loadForReload } from './reload'

@@ -28,6 +28,9 @@ export function logLevelOf(value: string | undefined): LogLevel {
  */
 let eventThreshold: LogLevel | undefined
 
+/** An event's own fields, written beside time, level and message: free-form by design (each event names its own). */
+export type LogFields = Record<string, unknown>
+
 /** A line longer than this is cut: one bad value must not flood the log. */
 const MAX_LINE_LENGTH = 4096
 
@@ -36,7 +39,7 @@ const MAX_LINE_LENGTH = 4096
  * anything shaped like a credential, in case a field quoted one, and an oversized line keeps its
  * head as text inside a line that still parses.
  */
-export function logEvent(level: LogLevel, message: string, fields: Record<string, unknown> = {}): void {
+export function logEvent(level: LogLevel, message: string, fields: LogFields = {}): void {
   eventThreshold ??= logLevelOf(process.env.TOLLGATE_LOG_LEVEL)
   if (!meetsLevel(level, eventThreshold)) return
   const time = new Date().toISOString()

@@ -1,8 +1,22 @@
-import type { ProviderConfig, TracesConfig } from '../config'
 import { logEvent } from './log'
 import { type OtlpAttribute, OtlpExporter, type OtlpSpan, SpanKind } from './otlp-exporter'
 import type { RequestRecord } from './request-record'
 import { newSpanId, requestTraceContext, type TraceContext } from './trace-context'
+
+/** Where spans are exported (OTLP over HTTP), when an OTLP endpoint is set (docs/operations.md#traces). */
+export interface TracesConfig {
+  /** The full URL spans are posted to: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, or `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`. */
+  url: string
+  /** Sent with every export (a collector's API key): `OTEL_EXPORTER_OTLP_HEADERS`, overridden by `OTEL_EXPORTER_OTLP_TRACES_HEADERS`. */
+  headers: Record<string, string>
+  serviceName: string
+}
+
+/** What a span says of the provider behind an upstream attempt: its upstream API, and the host of its base URL. */
+export interface TracedProvider {
+  api: string
+  baseUrl: string
+}
 
 /**
  * Traces, when an OTLP endpoint is configured (docs/operations.md#traces): each request's
@@ -15,10 +29,10 @@ export class Tracing {
   constructor(
     private readonly exporter: OtlpExporter,
     /** The provider entry behind a provider name, read when a record ends (a reload may change it). */
-    private readonly providerOf: (name: string) => ProviderConfig | undefined,
+    private readonly providerOf: (name: string) => TracedProvider | undefined,
   ) {}
 
-  static fromConfig(config: TracesConfig | undefined, version: string, providerOf: (name: string) => ProviderConfig | undefined): Tracing | undefined {
+  static fromConfig(config: TracesConfig | undefined, version: string, providerOf: (name: string) => TracedProvider | undefined): Tracing | undefined {
     if (!config) return undefined
     const exporter = new OtlpExporter({
       url: config.url,
@@ -163,8 +177,8 @@ const OPERATIONS: Record<string, string> = {
   '/v1/videos/generations': 'generate_content',
 }
 
-/** The conventions' `gen_ai.provider.name` for each upstream API. */
-const GEN_AI_PROVIDERS: Record<ProviderConfig['api'], string> = {
+/** The conventions' `gen_ai.provider.name` for each upstream API (a provider entry's `api`). */
+const GEN_AI_PROVIDERS: Record<string, string | undefined> = {
   openai: 'openai',
   anthropic: 'anthropic',
   gemini: 'gcp.gemini',

@@ -2,9 +2,10 @@ import type { Answer, StreamPart } from '../canonical/answer'
 import type { Prompt } from '../canonical/prompt'
 import type { Usage } from '../canonical/usage'
 import type { VideoOutcome, VideoRequest } from '../canonical/video'
-import type { ProviderConfig } from '../config'
 import type { GatewayError } from '../errors/gateway-error'
 import type { SseEvent } from '../streaming/sse'
+import type { JsonObject } from '../util/is-record'
+import type { ProviderConfig, ProviderConfigProblem, ProviderCredential, ProviderEntry } from './provider-config'
 
 /** The one way an adapter reaches the network: global fetch in production, a fake in tests. */
 export type Fetch = (url: string, init: RequestInit) => Promise<Response>
@@ -22,10 +23,12 @@ export interface UpstreamTarget {
   headers: Record<string, string>
 }
 
-/** A JSON object body passed through to an API that speaks the client's format. */
-export type { JsonObject } from '../util/is-record'
-
-import type { JsonObject } from '../util/is-record'
+/**
+ * A client's request body passed on to an API that speaks the client's format: the gateway sets
+ * a few named fields (the model, an output limit, stream options) and passes every other field
+ * as it came, so its fields are free-form.
+ */
+export type NativeBody = JsonObject
 
 /** What a native messages request keeps of the client's request besides its body. */
 export interface MessagesPassthrough {
@@ -43,21 +46,21 @@ export interface ChatCapability {
    * `outputLimit`: the output tokens the hold was sized for, sent in the field the server reads
    * when the body names no limit of its own (docs/billing.md#holds).
    */
-  send(target: UpstreamTarget, body: JsonObject, outputLimit?: number): Promise<Response>
+  send(target: UpstreamTarget, body: NativeBody, outputLimit?: number): Promise<Response>
   /** The canonical usage of a chat `usage` object; undefined when absent, UpstreamError when malformed. */
   usage(reported: unknown): Usage | undefined
 }
 
 /** Anthropic's messages format, spoken natively: the client's body passes through. */
 export interface MessagesCapability {
-  send(target: UpstreamTarget, body: JsonObject, passthrough: MessagesPassthrough): Promise<Response>
+  send(target: UpstreamTarget, body: NativeBody, passthrough: MessagesPassthrough): Promise<Response>
   /** The canonical usage of a messages `usage` object; undefined when absent, UpstreamError when malformed. */
   usage(reported: unknown): Usage | undefined
 }
 
 /** OpenAI's Responses API, spoken natively (a provider may still turn it off with `responsesApi: false`). */
 export interface ResponsesCapability {
-  send(target: UpstreamTarget, body: JsonObject): Promise<Response>
+  send(target: UpstreamTarget, body: NativeBody): Promise<Response>
   /** The canonical usage of a Responses `usage` object; undefined when absent, UpstreamError when malformed. */
   usage(reported: unknown): Usage | undefined
 }
@@ -115,12 +118,6 @@ export interface VideoCapability {
   cancel: ((target: UpstreamTarget, jobId: string) => Promise<void>) | null
 }
 
-/** One problem with a provider's config entry: the field under the entry, and what is wrong. */
-export interface ProviderConfigProblem {
-  field: string
-  message: string
-}
-
 /**
  * What the gateway needs of an upstream API. Each `providers/<api>/` folder implements it with
  * the capability groups its API has; a group is all there or absent. Nothing outside those
@@ -136,6 +133,14 @@ export interface ProviderAdapter {
   video?: VideoCapability
   /** The gateway error for an upstream error response (status and body text), the body kept as its cause. */
   mapError(status: number, body: string): GatewayError
+  /**
+   * The entry's credential, read where this API's entries name it: `apiKey`, or the variable
+   * `apiKeyEnv` names (Vertex: `accessTokenEnv`, or a service-account key file, read at start so
+   * a bad file stops it); a problem when what the entry names cannot be used.
+   */
+  readCredential(entry: ProviderEntry, env: Readonly<Record<string, string | undefined>>): ProviderCredential | ProviderConfigProblem
+  /** What would turn on an entry whose credential is not set, for the start-up summary: the variable it reads (Vertex: or a key file). */
+  missingCredential(entry: ProviderEntry): string
   /** What this API requires of a provider entry beyond the common fields; [] when it is well formed. */
   checkConfig(provider: ProviderConfig): ProviderConfigProblem[]
 }

@@ -1,10 +1,13 @@
-import type { ProviderConfig, UpstreamClientKind } from '../config'
 import { createUpstreamClient, type UpstreamClient } from '../upstream-http/client'
 import type { Fetch, ProviderAdapter } from './adapter'
 import { anthropicAdapter } from './anthropic'
 import { geminiAdapter } from './gemini'
 import { openAiAdapter } from './openai'
+import type { ProviderConfig } from './provider-config'
 import { vertexAdapter } from './vertex'
+
+/** How provider calls reach the network (TOLLGATE_UPSTREAM_CLIENT): streams by the own client and whole answers by fetch, or everything by one. */
+export type UpstreamClientKind = 'auto' | 'own' | 'fetch'
 
 /** The upstream APIs a provider entry may name. */
 export type ProviderApi = ProviderConfig['api']

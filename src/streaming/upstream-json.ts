@@ -3,6 +3,13 @@ import { UpstreamError } from '../errors/kinds'
 import type { JsonObject } from '../util/is-record'
 
 /**
+ * An upstream's JSON answer (or stream event) on its way to the client: the gateway reads or sets
+ * a few named fields (the usage, the model shown) and passes every other field as it came, so
+ * its fields are free-form.
+ */
+export type UpstreamObject = JsonObject
+
+/**
  * Reading an upstream's whole JSON answer: a body that is not JSON, or not the JSON the caller
  * needs, is an upstream failure (502), never a crash; a stream that went silent keeps its own
  * error (the idle timeout).
@@ -21,7 +28,7 @@ export async function readJson(response: Response): Promise<unknown> {
 }
 
 /** The upstream's answer as a JSON object; a body that is not JSON, or JSON that is not an object, is an UpstreamError. */
-export async function readJsonObject(response: Response): Promise<JsonObject> {
+export async function readJsonObject(response: Response): Promise<UpstreamObject> {
   const object = jsonObject(await readJson(response))
   if (object === undefined) throw new UpstreamError(UNREADABLE)
   return object
@@ -34,7 +41,7 @@ const utf8 = new TextDecoder()
  * streaming/idle-timeout.ts): a read that fails, or bytes that are not a JSON object, are an
  * UpstreamError; a GatewayError (the silence deadline's) stays itself.
  */
-export async function readJsonObjectBytes(read: Promise<Uint8Array>): Promise<JsonObject> {
+export async function readJsonObjectBytes(read: Promise<Uint8Array>): Promise<UpstreamObject> {
   let value: unknown
   try {
     value = JSON.parse(utf8.decode(await read))
@@ -47,11 +54,11 @@ export async function readJsonObjectBytes(read: Promise<Uint8Array>): Promise<Js
 }
 
 /** A JSON value as an object, or undefined when it is not one (null, an array, a scalar). */
-export function jsonObject(value: unknown): JsonObject | undefined {
+export function jsonObject(value: unknown): UpstreamObject | undefined {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? { ...value } : undefined
 }
 
 /** An answer's own `usage` object (none: an empty one) with the cost added, as the client reads it. */
-export function usageWithCost(usage: unknown, cost: number): JsonObject {
+export function usageWithCost(usage: unknown, cost: number): UpstreamObject {
   return { ...jsonObject(usage), cost }
 }

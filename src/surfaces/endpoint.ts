@@ -1,12 +1,13 @@
 import { Elysia, type Static, type TSchema } from 'elysia'
-import { dispatch } from '../dispatch/dispatcher'
-import type { Route } from '../dispatch/surface'
-import { type Surface, surfaceRequest } from '../dispatch/surface'
+import type { Caller } from '../auth/authenticate'
+import { type DispatchServices, dispatch } from '../dispatch/dispatcher'
+import type { Route, Surface, SurfaceRequest } from '../dispatch/surface'
 import { envelopeOfPath } from '../errors/render'
 import type { GatewayContext } from '../http/gateway-context'
 import { type DocumentedResponses, errorResponses, MODEL_CALL_ERRORS } from '../http/openapi/responses'
+import { contextOf } from '../http/request-context'
 import { refuseInvalidBody, refuseInvalidForm } from '../http/schema-check'
-import type { Services } from '../services'
+import { RequestRecord } from '../observability/request-record'
 
 export interface SurfaceEndpoint<S extends TSchema, R extends Route> {
   path: string
@@ -24,7 +25,7 @@ export interface SurfaceEndpoint<S extends TSchema, R extends Route> {
 }
 
 export function surfaceEndpoint<S extends TSchema, R extends Route>(endpoint: SurfaceEndpoint<S, R>) {
-  return (context: GatewayContext, services: Services) =>
+  return (context: GatewayContext, services: DispatchServices) =>
     new Elysia({ name: `surfaces ${endpoint.path}` })
       .use(context)
       .post(endpoint.path, ({ body, caller, requestId, request }) => dispatch(services, endpoint.surface, surfaceRequest(body, caller, requestId, request)), {
@@ -37,3 +38,14 @@ export function surfaceEndpoint<S extends TSchema, R extends Route>(endpoint: Su
         detail: { ...endpoint.detail, responses: { ...endpoint.response.other, ...errorResponses(envelopeOfPath(endpoint.path), MODEL_CALL_ERRORS) } },
       })
 }
+
+/** The plain values a surface's endpoint hands to the dispatcher. */
+function surfaceRequest<Body>(body: Body, caller: Caller, requestId: string, request: Request): SurfaceRequest<Body> {
+  const url = new URL(request.url)
+  // Every request the app serves has its record; one served outside it (a test calling the
+  // endpoint alone) gets one that reports to nobody.
+  const record = contextOf(request)?.record ?? new RequestRecord(requestId, request.method, UNOBSERVED)
+  return { caller, body, requestId, signal: request.signal, headers: request.headers, query: url.search, record }
+}
+
+const UNOBSERVED = { streamOpened: () => undefined, finished: () => undefined }

@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import type { GatewayContext } from '../http/gateway-context'
-import type { Services } from '../services'
+import type { Services } from '../services/services'
 import { chatCompletionsEndpoint } from './chat-completions/endpoint'
 import { embeddingsEndpoint } from './embeddings/endpoint'
 import { imagesEndpoint } from './images/endpoint'

@@ -1,7 +1,7 @@
 import { describe, expect, spyOn, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { queryRows } from '../../src/db/rows'
-import { createServices } from '../../src/services'
+import { createServices } from '../../src/services/services'
 import { testDatabases } from '../support/databases'
 import { flaky } from '../support/flaky-database'
 import { testConfig } from '../support/gateway'

@@ -127,6 +127,7 @@ for (const kind of testDatabases) {
   })
 
   describe(`usage rollup migration (${kind.kind})`, () => {
+    // An unmigrated embedded database is made from scratch (initdb in process): seconds on a busy machine.
     test('backfills the rollup from the charges recorded before it', async () => {
       const database = await kind.open({ migrated: false })
       try {
@@ -189,6 +190,6 @@ for (const kind of testDatabases) {
       } finally {
         await database.close()
       }
-    })
+    }, 60_000)
   })
 }

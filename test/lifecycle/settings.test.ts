@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { loadConfig } from '../../src/config'
-import { ConfigError } from '../../src/config-error'
+import { loadConfig } from '../../src/config/config'
+import { ConfigError } from '../../src/config/config-error'
 
 describe('drain settings', () => {
   test('default to a 5 s drain and a 60 s deadline; fractions of a second are taken', () => {

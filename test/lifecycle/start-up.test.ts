@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { catalogCoverage } from '../../src/catalog/coverage'
-import { loadConfig } from '../../src/config'
+import { loadConfig } from '../../src/config/config'
 import { catalogWarnings, describeDatabase } from '../../src/lifecycle/start-summary'
 import { ChildGateway } from './child-gateway'
 

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import { IpcHitCounter } from '../../src/auth/ipc-hit-counter'
 import { CounterUnavailableError } from '../../src/auth/rate-limit'
-import { workerCount } from '../../src/config'
-import { ConfigError } from '../../src/config-error'
+import { ConfigError } from '../../src/config/config-error'
+import { workerCount } from '../../src/config/workers'
 import { exactSum, mergeExpositions } from '../../src/observability/metrics-merge'
 
 /** The parts of `serve --workers N` that need no process: the setting, the metrics merge, the shared counter. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, spyOn, test } from 'bun:test'
-import { loadConfig } from '../../src/config'
-import { ConfigError } from '../../src/config-error'
+import { loadConfig } from '../../src/config/config'
+import { ConfigError } from '../../src/config/config-error'
 import { OtlpExporter, type OtlpSpan, SpanKind } from '../../src/observability/otlp-exporter'
 import { testDatabases } from '../support/databases'
 import { bearer } from '../support/gateway'

@@ -3,10 +3,10 @@ import type { Answer, StreamPart } from '../../src/canonical/answer'
 import type { Prompt } from '../../src/canonical/prompt'
 import type { Usage } from '../../src/canonical/usage'
 import type { VideoOutcome, VideoRequest } from '../../src/canonical/video'
-import type { ProviderConfig } from '../../src/config'
 import type { GatewayError } from '../../src/errors/gateway-error'
 import { UpstreamError } from '../../src/errors/kinds'
-import type { JsonObject, MediaPath, MessagesPassthrough, ProviderAdapter, ProviderConfigProblem, UpstreamTarget } from '../../src/providers/adapter'
+import type { MediaPath, MessagesPassthrough, NativeBody, ProviderAdapter, UpstreamTarget } from '../../src/providers/adapter'
+import type { ProviderConfig, ProviderConfigProblem } from '../../src/providers/provider-config'
 import { createAdapters, type ProviderApi } from '../../src/providers/registry'
 import { translatedParts } from '../support/sse-events'
 import { fakeFetch, type RecordedRequest } from './fake-fetch'
@@ -50,7 +50,7 @@ export interface TranslateContract {
 }
 
 export interface NativeContract {
-  body: JsonObject
+  body: NativeBody
   passthrough?: MessagesPassthrough
   request: ExpectedRequest
   /** The answer fixture whose `usage` object is converted. */
@@ -261,7 +261,7 @@ function describeTranslate(api: ProviderApi, spec: TranslateContract, setUp: Set
 }
 
 function describeNative(name: 'chat' | 'messages' | 'responses', api: ProviderApi, spec: NativeContract, setUp: SetUp, target: () => UpstreamTarget): void {
-  const send = (adapter: ProviderAdapter, body: JsonObject) =>
+  const send = (adapter: ProviderAdapter, body: NativeBody) =>
     name === 'messages'
       ? group(adapter, 'messages').send(target(), body, spec.passthrough ?? { version: null, beta: null, query: '' })
       : group(adapter, name).send(target(), body)

@@ -1,6 +1,6 @@
 import { createApp, type Gateway } from '../../src/app'
-import { type Config, loadConfig } from '../../src/config'
-import { createServices, type Services } from '../../src/services'
+import { type Config, loadConfig } from '../../src/config/config'
+import { createServices, type Services } from '../../src/services/services'
 import type { FreshDatabase } from './databases'
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789'

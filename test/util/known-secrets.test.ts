@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { loadConfig } from '../../src/config'
-import { configSecrets } from '../../src/config-secrets'
+import { loadConfig } from '../../src/config/config'
+import { configSecrets } from '../../src/config/secrets'
 import { KnownSecrets, MIN_SECRET_LENGTH } from '../../src/util/known-secrets'
 
 const R = '[redacted]'

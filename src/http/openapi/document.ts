@@ -12,9 +12,9 @@ import { type CredentialRule, ruleFor } from '../../auth/endpoint-rules'
  * - a path ending in `/*` (a model id holds a slash) is named after the path parameter its
  *   operation declares: `/v1/models/*` is documented as `/v1/models/{id}`.
  */
-export function openApiDocument(app: AnyElysia, base: JsonObject): JsonObject {
+export function openApiDocument(app: AnyElysia, base: OpenApiObject): OpenApiObject {
   const generated = toOpenAPISchema(app)
-  const paths: Record<string, JsonObject> = {}
+  const paths: Record<string, OpenApiObject> = {}
   const generatedPaths = asObject(generated.paths)
   // Every endpoint of the app, read as Elysia's generator reads them.
   // biome-ignore lint/complexity/useLiteralKeys: Elysia's types mark getGlobalRoutes protected; its own generator calls it the same way.
@@ -40,10 +40,11 @@ export function openApiDocument(app: AnyElysia, base: JsonObject): JsonObject {
   }
 }
 
-type JsonObject = Record<string, unknown>
+/** A node of an OpenAPI document: free-form JSON (the framework generates it; the gateway adds and merges a few named fields). */
+type OpenApiObject = Record<string, unknown>
 
 /** The security requirement of a credential rule; an empty requirement (`{}`) makes the credential optional. */
-function securityOf(credentials: CredentialRule): JsonObject[] {
+function securityOf(credentials: CredentialRule): OpenApiObject[] {
   switch (credentials) {
     case 'bearer':
       return [{ apiKey: [] }]
@@ -57,8 +58,8 @@ function securityOf(credentials: CredentialRule): JsonObject[] {
 }
 
 /** Per status: the generated JSON answer and the declared contents side by side, the declared description first. */
-function mergeResponses(generated: JsonObject, declared: JsonObject): JsonObject {
-  const merged: JsonObject = { ...generated }
+function mergeResponses(generated: OpenApiObject, declared: OpenApiObject): OpenApiObject {
+  const merged: OpenApiObject = { ...generated }
   for (const [status, response] of Object.entries(declared)) {
     const existing = asObject(generated[status])
     const added = asObject(response)
@@ -71,7 +72,7 @@ function mergeResponses(generated: JsonObject, declared: JsonObject): JsonObject
   return Object.fromEntries(Object.entries(merged).sort(([a], [b]) => a.localeCompare(b)))
 }
 
-function documentedPath(path: string, operation: JsonObject): string {
+function documentedPath(path: string, operation: OpenApiObject): string {
   if (!path.endsWith('/*')) return path
   const parameters = Array.isArray(operation.parameters) ? operation.parameters.map(asObject) : []
   const name = parameters.find((parameter) => parameter.in === 'path')?.name
@@ -79,6 +80,6 @@ function documentedPath(path: string, operation: JsonObject): string {
 }
 
 /** The document is plain JSON built from plain JSON: objects are read as such, anything else as empty. */
-function asObject(value: unknown): JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {}
+function asObject(value: unknown): OpenApiObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as OpenApiObject) : {}
 }

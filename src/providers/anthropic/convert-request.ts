@@ -1,5 +1,6 @@
-import { DEFAULT_MAX_OUTPUT_TOKENS, type ImagePart, type Message, type Prompt, type TextPart } from '../../canonical/prompt'
-import type { ContentBlockParam, ImageBlockParam, MessageParam, MessagesRequest, TextBlockParam, ToolChoiceParam } from './api'
+import { DEFAULT_MAX_OUTPUT_TOKENS, type Message, type Prompt } from '../../canonical/prompt'
+import { assistantBlockOf, toolResultBlockOf, userBlockOf } from '../../wire/messages/content'
+import type { MessageParam, MessagesRequest, ToolChoiceParam } from '../../wire/messages/request'
 
 /**
  * The canonical prompt as an Anthropic messages body (https://docs.claude.com/en/api/messages).
@@ -32,34 +33,12 @@ export function convertPromptToMessages(prompt: Prompt): MessagesRequest {
 function convertMessage(message: Message): MessageParam {
   switch (message.role) {
     case 'user':
-      return { role: 'user', content: message.content.map(contentBlock) }
+      return { role: 'user', content: message.content.map(userBlockOf) }
     case 'assistant':
-      return {
-        role: 'assistant',
-        content: message.content.map((part): ContentBlockParam => {
-          if (part.type === 'text') return { type: 'text', text: part.text }
-          if (part.type === 'reasoning') return { type: 'thinking', thinking: part.text, signature: part.signature ?? '' }
-          return { type: 'tool_use', id: part.id, name: part.name, input: part.input ?? {} }
-        }),
-      }
+      return { role: 'assistant', content: message.content.map(assistantBlockOf) }
     case 'tool':
-      return {
-        role: 'user',
-        content: message.content.map((result) => ({
-          type: 'tool_result',
-          tool_use_id: result.toolCallId,
-          content: typeof result.content === 'string' ? result.content : result.content.map(contentBlock),
-          ...(result.isError ? { is_error: true as const } : {}),
-        })),
-      }
+      return { role: 'user', content: message.content.map(toolResultBlockOf) }
   }
-}
-
-function contentBlock(part: TextPart | ImagePart): TextBlockParam | ImageBlockParam {
-  if (part.type === 'text') return { type: 'text', text: part.text }
-  return part.url
-    ? { type: 'image', source: { type: 'url', url: part.url } }
-    : { type: 'image', source: { type: 'base64', media_type: part.mediaType ?? 'image/png', data: part.data ?? '' } }
 }
 
 function toolChoice(choice: NonNullable<Prompt['toolChoice']>): ToolChoiceParam {

@@ -1,28 +1,10 @@
-import type { Answer, FinishReason } from '../../canonical/answer'
-import type { ReasoningPart, TextPart, ToolCallPart } from '../../canonical/prompt'
+import type { Answer } from '../../canonical/answer'
 import { NO_USAGE } from '../../canonical/usage'
-import { decodeWire } from '../decode'
-import { Message, TextBlock, ThinkingBlock, ToolUseBlock } from './api'
-import { convertMessagesUsage } from './convert-usage'
-
-/** Anthropic stop reasons in the canonical vocabulary. */
-export function finishReasonOf(reason: string | null | undefined): FinishReason {
-  switch (reason) {
-    case 'end_turn':
-      return 'stop'
-    case 'max_tokens':
-    case 'model_context_window_exceeded':
-      return 'length'
-    case 'stop_sequence':
-      return 'stop-sequence'
-    case 'tool_use':
-      return 'tool-calls'
-    case 'refusal':
-      return 'content-filter'
-    default:
-      return 'other'
-  }
-}
+import { decodeWire } from '../../wire/decode'
+import { assistantPartOf } from '../../wire/messages/content'
+import { type AssistantBlock, Message, TextBlock, ThinkingBlock, ToolUseBlock } from '../../wire/messages/message'
+import { finishReasonOf } from '../../wire/messages/stop-reason'
+import { usageFromMessages } from '../../wire/messages/usage'
 
 /**
  * A message object as a canonical answer; UpstreamError when it is not one. Server tool blocks
@@ -32,25 +14,26 @@ export function convertMessageAnswer(body: unknown): Answer {
   const message = decodeWire(Message, body, 'message')
   return {
     id: message.id ?? 'msg',
-    content: message.content.flatMap((block, index): (TextPart | ReasoningPart | ToolCallPart)[] => {
-      const what = `message content block ${index}`
-      switch (block.type) {
-        case 'text':
-          return [{ type: 'text', text: decodeWire(TextBlock, block, what).text }]
-        case 'thinking': {
-          const thinking = decodeWire(ThinkingBlock, block, what)
-          return [{ type: 'reasoning', text: thinking.thinking, ...(thinking.signature !== undefined ? { signature: thinking.signature } : {}) }]
-        }
-        case 'tool_use': {
-          const call = decodeWire(ToolUseBlock, block, what)
-          return [{ type: 'tool-call', id: call.id, name: call.name, input: call.input ?? {} }]
-        }
-        default:
-          return []
-      }
+    content: message.content.flatMap((block, index) => {
+      const read = assistantBlockIn(block, `message content block ${index}`)
+      return read ? [assistantPartOf(read)] : []
     }),
     finishReason: finishReasonOf(message.stop_reason),
     ...(typeof message.stop_sequence === 'string' ? { stopSequence: message.stop_sequence } : {}),
-    usage: convertMessagesUsage(message.usage) ?? NO_USAGE,
+    usage: usageFromMessages(message.usage) ?? NO_USAGE,
+  }
+}
+
+/** A block with a canonical form, checked against its schema; undefined for any other kind. */
+function assistantBlockIn(block: { type: string }, what: string): AssistantBlock | undefined {
+  switch (block.type) {
+    case 'text':
+      return decodeWire(TextBlock, block, what)
+    case 'thinking':
+      return decodeWire(ThinkingBlock, block, what)
+    case 'tool_use':
+      return decodeWire(ToolUseBlock, block, what)
+    default:
+      return undefined
   }
 }

@@ -1,8 +1,9 @@
 import type { FinishReason, StreamPart } from '../../canonical/answer'
 import { UpstreamError } from '../../errors/kinds'
 import type { SseEvent } from '../../streaming/sse'
-import type { JsonObject, StreamTranslator } from '../adapter'
-import { decodeWire, parseWireJson } from '../decode'
+import { decodeWire, parseWireJson } from '../../wire/decode'
+import { ToolUseBlock } from '../../wire/messages/message'
+import { finishReasonOf } from '../../wire/messages/stop-reason'
 import {
   ContentBlockDeltaEvent,
   ContentBlockStartEvent,
@@ -12,12 +13,12 @@ import {
   MessageStartEvent,
   SignatureDelta,
   StreamEvent,
+  type StreamUsage,
   TextDelta,
   ThinkingDelta,
-  ToolUseBlock,
-} from './api'
-import { finishReasonOf } from './convert-response'
-import { convertMessagesUsage } from './convert-usage'
+} from '../../wire/messages/stream'
+import { usageFromMessages } from '../../wire/messages/usage'
+import type { StreamTranslator } from '../adapter'
 
 /**
  * A native messages stream (https://docs.claude.com/en/docs/build-with-claude/streaming) as
@@ -31,7 +32,7 @@ export function convertMessagesStream(): StreamTranslator {
 
 class MessagesStreamTranslator implements StreamTranslator {
   private readonly toolIds = new Map<number, string>()
-  private usage: JsonObject = {}
+  private usage: StreamUsage = {}
   private finishReason: FinishReason = 'other'
   private stopSequence: string | undefined
   private finished = false
@@ -73,7 +74,7 @@ class MessagesStreamTranslator implements StreamTranslator {
             type: 'finish',
             finishReason: this.finishReason,
             ...(this.stopSequence ? { stopSequence: this.stopSequence } : {}),
-            usage: convertMessagesUsage(this.usage),
+            usage: usageFromMessages(this.usage),
           },
         ]
       case 'error':

@@ -1,11 +1,14 @@
-import type { Fetch, JsonObject, MessagesPassthrough, ProviderAdapter, UpstreamTarget } from '../adapter'
-import { DEFAULT_ANTHROPIC_VERSION } from './api'
+import { usageFromMessages } from '../../wire/messages/usage'
+import type { Fetch, MessagesPassthrough, NativeBody, ProviderAdapter, UpstreamTarget } from '../adapter'
+import { missingApiKey, readApiKey } from '../api-key'
 import { convertPromptToMessages } from './convert-request'
 import { convertMessageAnswer } from './convert-response'
 import { convertMessagesStream } from './convert-stream'
-import { convertMessagesUsage } from './convert-usage'
 import { mapAnthropicError } from './map-error'
 import { betaHeader, withoutPremiumOptions } from './price-options'
+
+/** The API version sent upstream when the client names none (the header is optional for clients). */
+export const DEFAULT_ANTHROPIC_VERSION = '2023-06-01'
 
 /** What a translated request keeps of a client's: nothing, as no client's headers take part. */
 export const NO_PASSTHROUGH: MessagesPassthrough = { version: null, beta: null, query: '' }
@@ -17,7 +20,7 @@ export const NO_PASSTHROUGH: MessagesPassthrough = { version: null, beta: null, 
  * and body options that would raise the price above the catalogue's (price-options.ts).
  */
 export function anthropicAdapter(fetch: Fetch): ProviderAdapter {
-  const postMessages = (target: UpstreamTarget, body: JsonObject, passthrough: MessagesPassthrough): Promise<Response> =>
+  const postMessages = (target: UpstreamTarget, body: NativeBody, passthrough: MessagesPassthrough): Promise<Response> =>
     fetch(`${target.provider.baseUrl}/v1/messages${passthrough.query}`, {
       method: 'POST',
       headers: {
@@ -33,7 +36,7 @@ export function anthropicAdapter(fetch: Fetch): ProviderAdapter {
     })
 
   return {
-    messages: { send: postMessages, usage: convertMessagesUsage },
+    messages: { send: postMessages, usage: usageFromMessages },
     translate: {
       send: (target, prompt) => postMessages(target, convertPromptToMessages(prompt), NO_PASSTHROUGH),
       readAnswer: convertMessageAnswer,
@@ -41,6 +44,8 @@ export function anthropicAdapter(fetch: Fetch): ProviderAdapter {
     },
     mapError: mapAnthropicError,
     // Nothing beyond the common fields.
+    readCredential: readApiKey,
+    missingCredential: missingApiKey,
     checkConfig: () => [],
   }
 }

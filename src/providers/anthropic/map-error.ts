@@ -1,7 +1,7 @@
 import { Value } from '@sinclair/typebox/value'
 import type { GatewayError } from '../../errors/gateway-error'
 import { upstreamErrorFrom } from '../../errors/upstream-client-error'
-import { ErrorBody } from './api'
+import { ErrorBody } from '../../wire/messages/message'
 
 /**
  * Anthropic's envelope `{type: "error", error: {type, message}}` (https://docs.claude.com/en/api/errors).

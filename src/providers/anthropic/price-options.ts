@@ -1,4 +1,5 @@
 import { isRecord } from '../../util/is-record'
+import type { NativeBody } from '../adapter'
 
 /**
  * What a client may not choose on a native messages route: the request options that would make
@@ -48,7 +49,7 @@ const CATALOGUE_PRICE_VALUES: Record<string, string> = { speed: 'standard', serv
 const CATALOGUE_PRICE_CACHE_TTL = '5m'
 
 /** A messages body without the options above and without cache lifetimes longer than the default. */
-export function withoutPremiumOptions(body: Record<string, unknown>): Record<string, unknown> {
+export function withoutPremiumOptions(body: NativeBody): NativeBody {
   const kept = Object.fromEntries(
     Object.entries(body).filter(([field, value]) => CATALOGUE_PRICE_VALUES[field] === undefined || value === CATALOGUE_PRICE_VALUES[field]),
   )
@@ -60,7 +61,7 @@ export function withoutPremiumOptions(body: Record<string, unknown>): Record<str
  * blocks and on the blocks inside them, such as a tool result's
  * (https://docs.claude.com/en/docs/build-with-claude/prompt-caching).
  */
-function withCatalogueCacheTtls(body: Record<string, unknown>): Record<string, unknown> {
+function withCatalogueCacheTtls(body: NativeBody): NativeBody {
   const cleaned = { ...withCatalogueTtl(body) }
   if (Array.isArray(body.system)) cleaned.system = body.system.map(withCatalogueBlockTtl)
   if (Array.isArray(body.tools)) cleaned.tools = body.tools.map(withCatalogueBlockTtl)
@@ -79,7 +80,7 @@ function withCatalogueBlockTtl(block: unknown): unknown {
 }
 
 /** `holder` with a `cache_control` of the default lifetime: itself when it has no longer one. */
-function withCatalogueTtl(holder: Record<string, unknown>): Record<string, unknown> {
+function withCatalogueTtl(holder: NativeBody): NativeBody {
   if (!isRecord(holder.cache_control)) return holder
   const { ttl, ...cacheControl } = holder.cache_control
   return ttl === undefined || ttl === CATALOGUE_PRICE_CACHE_TTL ? holder : { ...holder, cache_control: cacheControl }

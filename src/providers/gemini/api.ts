@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { WireCount } from '../decode'
+import type { JsonSchema } from '../../canonical/prompt'
+import { WireCount } from '../../wire/decode'
 
 /**
  * Gemini API wire types the gateway writes and reads (https://ai.google.dev/api/generate-content).
@@ -29,7 +30,7 @@ export type GenerateContentRequest = {
   contents: Content[]
   systemInstruction?: Content
   generationConfig?: { temperature?: number; topP?: number; maxOutputTokens?: number; stopSequences?: string[] }
-  tools?: { functionDeclarations: { name: string; description?: string; parameters: Record<string, unknown> }[] }[]
+  tools?: { functionDeclarations: { name: string; description?: string; parameters: JsonSchema }[] }[]
   toolConfig?: { functionCallingConfig: FunctionCallingConfig }
 }
 

@@ -2,7 +2,7 @@ import type { Answer, FinishReason } from '../../canonical/answer'
 import type { ReasoningPart, TextPart, ToolCallPart } from '../../canonical/prompt'
 import { NO_USAGE } from '../../canonical/usage'
 import { UpstreamError } from '../../errors/kinds'
-import { decodeWire } from '../decode'
+import { decodeWire } from '../../wire/decode'
 import { GenerateContentResponse, type ResponsePart } from './api'
 import { convertGeminiUsage } from './convert-usage'
 

@@ -1,5 +1,5 @@
 import { reportedCount, type Usage, usageOf } from '../../canonical/usage'
-import { decodeWire } from '../decode'
+import { decodeWire } from '../../wire/decode'
 import { UsageMetadata } from './api'
 
 /** Whether a count is there at all: absent and null are not reported, anything else is (billing judges it). */

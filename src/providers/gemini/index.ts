@@ -1,6 +1,7 @@
 import type { Prompt } from '../../canonical/prompt'
+import { decodeWire } from '../../wire/decode'
 import type { Fetch, ProviderAdapter, UpstreamTarget } from '../adapter'
-import { decodeWire } from '../decode'
+import { missingApiKey, readApiKey } from '../api-key'
 import { type BatchEmbedRequest, BatchEmbedResponse } from './api'
 import { convertPromptToGemini } from './convert-request'
 import { convertGeminiAnswer } from './convert-response'
@@ -56,6 +57,8 @@ export function geminiAdapter(fetch: Fetch): ProviderAdapter {
     },
     mapError: mapGeminiError,
     // Nothing beyond the common fields.
+    readCredential: readApiKey,
+    missingCredential: missingApiKey,
     checkConfig: () => [],
   }
 }

@@ -1,5 +1,7 @@
 import type { ImagePart, Message, Prompt, TextPart, ToolChoice } from '../../canonical/prompt'
-import type { ChatMessage, ChatRequest, ChatToolChoice, ChatUserPart } from './api'
+import { chatToolCallOf } from '../../wire/chat-completions/content'
+import type { ChatMessage, ChatRequest, ChatToolChoice, ChatUserPart } from '../../wire/chat-completions/request'
+import { imageUrlOf } from '../../wire/data-url'
 import type { ChatOutputLimitField } from './output-limit'
 
 /**
@@ -41,11 +43,7 @@ function convertMessage(message: Message): ChatMessage[] {
       return [{ role: 'user', content: userContent(message.content) }]
     case 'assistant': {
       const text = message.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('')
-      const calls = message.content.flatMap((part) =>
-        part.type === 'tool-call'
-          ? [{ id: part.id, type: 'function' as const, function: { name: part.name, arguments: JSON.stringify(part.input ?? {}) } }]
-          : [],
-      )
+      const calls = message.content.flatMap((part) => (part.type === 'tool-call' ? [chatToolCallOf(part)] : []))
       return [{ role: 'assistant', content: text || null, ...(calls.length > 0 ? { tool_calls: calls } : {}) }]
     }
     case 'tool':
@@ -61,9 +59,6 @@ function userContent(parts: (TextPart | ImagePart)[]): string | ChatUserPart[] {
   const texts = parts.flatMap((part) => (part.type === 'text' ? [part.text] : []))
   if (texts.length === parts.length) return texts.join('\n')
   return parts.map(
-    (part): ChatUserPart =>
-      part.type === 'text'
-        ? { type: 'text', text: part.text }
-        : { type: 'image_url', image_url: { url: part.url ?? `data:${part.mediaType ?? 'image/png'};base64,${part.data ?? ''}` } },
+    (part): ChatUserPart => (part.type === 'text' ? { type: 'text', text: part.text } : { type: 'image_url', image_url: { url: imageUrlOf(part) } }),
   )
 }

@@ -1,27 +1,11 @@
-import type { Answer, FinishReason } from '../../canonical/answer'
-import type { ReasoningPart, TextPart, ToolCallPart } from '../../canonical/prompt'
-import { parseToolArguments } from '../../canonical/tool-arguments'
+import type { Answer } from '../../canonical/answer'
+import type { ReasoningPart, TextPart } from '../../canonical/prompt'
 import { NO_USAGE } from '../../canonical/usage'
-import { decodeWire } from '../decode'
-import { ChatCompletion } from './api'
-import { convertChatUsage } from './convert-usage'
-
-/** OpenAI's finish reasons in the canonical vocabulary. */
-export function finishReasonOf(reason: string | null | undefined): FinishReason {
-  switch (reason) {
-    case 'stop':
-      return 'stop'
-    case 'length':
-      return 'length'
-    case 'tool_calls':
-    case 'function_call':
-      return 'tool-calls'
-    case 'content_filter':
-      return 'content-filter'
-    default:
-      return 'other'
-  }
-}
+import { ChatCompletion } from '../../wire/chat-completions/completion'
+import { toolCallPartOf } from '../../wire/chat-completions/content'
+import { finishReasonOf } from '../../wire/chat-completions/finish-reason'
+import { usageFromChat } from '../../wire/chat-completions/usage'
+import { decodeWire } from '../../wire/decode'
 
 /** A chat completion (the first choice) as a canonical answer; UpstreamError when it is not one. */
 export function convertChatAnswer(body: unknown): Answer {
@@ -30,13 +14,11 @@ export function convertChatAnswer(body: unknown): Answer {
   const message = choice?.message
   const reasoning: ReasoningPart[] = message?.reasoning_content ? [{ type: 'reasoning', text: message.reasoning_content }] : []
   const text: TextPart[] = message?.content ? [{ type: 'text', text: message.content }] : []
-  const calls = (message?.tool_calls ?? []).map(
-    (call): ToolCallPart => ({ type: 'tool-call', id: call.id, name: call.function.name, input: parseToolArguments(call.function.arguments) }),
-  )
+  const calls = (message?.tool_calls ?? []).map(toolCallPartOf)
   return {
     id: completion.id ?? 'chatcmpl',
     content: [...reasoning, ...text, ...calls],
     finishReason: finishReasonOf(choice?.finish_reason),
-    usage: convertChatUsage(completion.usage) ?? NO_USAGE,
+    usage: usageFromChat(completion.usage) ?? NO_USAGE,
   }
 }

@@ -3,11 +3,11 @@ import type { FinishReason, StreamPart } from '../../canonical/answer'
 import type { Usage } from '../../canonical/usage'
 import { UpstreamError } from '../../errors/kinds'
 import type { SseEvent } from '../../streaming/sse'
+import { ChatChunk, ChatStreamError } from '../../wire/chat-completions/chunk'
+import { finishReasonOf } from '../../wire/chat-completions/finish-reason'
+import { usageFromChat } from '../../wire/chat-completions/usage'
+import { decodeWire, parseWireJson } from '../../wire/decode'
 import type { StreamTranslator } from '../adapter'
-import { decodeWire, parseWireJson } from '../decode'
-import { ChatChunk, ChatStreamError } from './api'
-import { finishReasonOf } from './convert-response'
-import { convertChatUsage } from './convert-usage'
 
 /**
  * An OpenAI chat completions stream as canonical parts
@@ -38,7 +38,7 @@ class ChatStreamTranslator implements StreamTranslator {
       this.started = true
       parts.push({ type: 'start', id: chunk.id ?? 'chatcmpl' })
     }
-    this.usage = convertChatUsage(chunk.usage) ?? this.usage
+    this.usage = usageFromChat(chunk.usage) ?? this.usage
     const [choice] = chunk.choices
     const delta = choice?.delta
     if (delta?.reasoning_content) parts.push({ type: 'reasoning-delta', text: delta.reasoning_content })

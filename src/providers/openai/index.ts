@@ -1,8 +1,10 @@
-import type { Fetch, JsonObject, MediaPath, ProviderAdapter, UpstreamTarget } from '../adapter'
+import { usageFromChat } from '../../wire/chat-completions/usage'
+import { usageFromResponses } from '../../wire/responses/usage'
+import type { Fetch, MediaPath, NativeBody, ProviderAdapter, UpstreamTarget } from '../adapter'
+import { missingApiKey, readApiKey } from '../api-key'
 import { convertPromptToChat } from './convert-request'
 import { convertChatAnswer } from './convert-response'
 import { convertChatStream } from './convert-stream'
-import { convertChatUsage, convertResponsesUsage } from './convert-usage'
 import { mapOpenAiError } from './map-error'
 import { chatOutputLimitField, withChatOutputLimit } from './output-limit'
 import { withoutPremiumResponsesOptions, withoutPremiumTier } from './price-options'
@@ -14,7 +16,7 @@ import { cancelOpenAiVideo, generateOpenAiVideo } from './videos'
  * and chat and Responses bodies lose a service tier priced above the catalogue.
  */
 export function openAiAdapter(fetch: Fetch): ProviderAdapter {
-  const postChatCompletion = (target: UpstreamTarget, body: JsonObject): Promise<Response> =>
+  const postChatCompletion = (target: UpstreamTarget, body: NativeBody): Promise<Response> =>
     fetch(`${target.provider.baseUrl}/chat/completions`, {
       method: 'POST',
       headers: {
@@ -42,13 +44,13 @@ export function openAiAdapter(fetch: Fetch): ProviderAdapter {
     })
 
   return {
-    chat: { send: (target, body, outputLimit) => postChatCompletion(target, withChatOutputLimit(body, outputLimit, target.provider)), usage: convertChatUsage },
+    chat: { send: (target, body, outputLimit) => postChatCompletion(target, withChatOutputLimit(body, outputLimit, target.provider)), usage: usageFromChat },
     // Every provider of this API is tried natively unless `responsesApi: false`; one that answers
     // 404 or 405 is reached by translation from then on (surfaces/responses/api-memory.ts remembers which).
     responses: {
       send: (target, body) =>
         postToOpenAi(target, '/responses', JSON.stringify({ ...withoutPremiumResponsesOptions(body), model: target.model }), body.stream === true),
-      usage: convertResponsesUsage,
+      usage: usageFromResponses,
     },
     media: { send: postToOpenAi },
     translate: {
@@ -62,6 +64,8 @@ export function openAiAdapter(fetch: Fetch): ProviderAdapter {
     },
     mapError: mapOpenAiError,
     // Nothing beyond the common fields: a key is optional (local servers take none).
+    readCredential: readApiKey,
+    missingCredential: missingApiKey,
     checkConfig: () => [],
   }
 }

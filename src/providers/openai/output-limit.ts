@@ -1,5 +1,5 @@
-import type { ProviderConfig } from '../../config'
-import type { JsonObject } from '../adapter'
+import type { NativeBody } from '../adapter'
+import type { ProviderConfig } from '../provider-config'
 
 /** The chat completions fields that bound a completion's length. */
 export type ChatOutputLimitField = 'max_completion_tokens' | 'max_tokens'
@@ -29,7 +29,7 @@ export function chatOutputLimitField(provider: Pick<ProviderConfig, 'baseUrl'>):
  * (either field), else `limit` in the field the server reads, so the upstream stops where the hold
  * was sized rather than at a default of its own.
  */
-export function withChatOutputLimit(body: JsonObject, limit: number | undefined, provider: Pick<ProviderConfig, 'baseUrl'>): JsonObject {
+export function withChatOutputLimit(body: NativeBody, limit: number | undefined, provider: Pick<ProviderConfig, 'baseUrl'>): NativeBody {
   if (limit === undefined || body.max_completion_tokens !== undefined || body.max_tokens !== undefined) return body
   return { ...body, [chatOutputLimitField(provider)]: limit }
 }

@@ -1,3 +1,5 @@
+import type { NativeBody } from '../adapter'
+
 /**
  * The service tiers a client may choose: `auto` and `default` both run at the standard price the
  * catalogue charges. `priority` costs more per token, while `flex` and `scale` change price or
@@ -11,7 +13,7 @@ const CATALOGUE_PRICE_TIERS = new Set(['auto', 'default'])
  * differently from the catalogue price the client is charged. The tier is dropped rather than
  * refused: the request still works, on the account's default tier.
  */
-export function withoutPremiumTier(body: Record<string, unknown>): Record<string, unknown> {
+export function withoutPremiumTier(body: NativeBody): NativeBody {
   const { service_tier: tier, ...rest } = body
   return tier === undefined || (typeof tier === 'string' && CATALOGUE_PRICE_TIERS.has(tier)) ? body : rest
 }
@@ -31,7 +33,7 @@ const isProviderBilled = (tool: unknown) => {
 }
 
 /** A Responses API body with neither a premium tier nor tools OpenAI bills per use. */
-export function withoutPremiumResponsesOptions(body: Record<string, unknown>): Record<string, unknown> {
+export function withoutPremiumResponsesOptions(body: NativeBody): NativeBody {
   const cleaned = withoutPremiumTier(body)
   if (!Array.isArray(cleaned.tools) || !cleaned.tools.some(isProviderBilled)) return cleaned
   const { tool_choice: choice, tools: requested, ...rest } = cleaned

@@ -1,9 +1,9 @@
 import { Value } from '@sinclair/typebox/value'
 import { importPKCS8, SignJWT } from 'jose'
-import type { ProviderConfig, ServiceAccount } from '../../config'
 import { UpstreamError } from '../../errors/kinds'
 import { knownSecrets } from '../../util/known-secrets'
 import type { Fetch } from '../adapter'
+import type { ProviderConfig, ServiceAccount } from '../provider-config'
 import { TokenResponse } from './api'
 
 const SCOPE = 'https://www.googleapis.com/auth/cloud-platform'

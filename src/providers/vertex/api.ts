@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
-import type { JsonObject } from '../adapter'
+import type { NativeBody } from '../adapter'
 
 /**
  * Vertex AI wire types the gateway writes and reads beyond Anthropic's messages format, which
@@ -10,7 +10,7 @@ import type { JsonObject } from '../adapter'
 export const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16'
 
 /** A messages body for `:rawPredict`: no `model` (the URL names it), an `anthropic_version` instead. */
-export type RawPredictRequest = JsonObject & { anthropic_version: typeof VERTEX_ANTHROPIC_VERSION }
+export type RawPredictRequest = NativeBody & { anthropic_version: typeof VERTEX_ANTHROPIC_VERSION }
 
 // ---- Veo (https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/veo-video-generation) ----
 

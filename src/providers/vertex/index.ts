@@ -1,14 +1,15 @@
-import type { ProviderConfig } from '../../config'
-import type { Fetch, JsonObject, MessagesPassthrough, ProviderAdapter, ProviderConfigProblem, UpstreamTarget } from '../adapter'
+import { usageFromMessages } from '../../wire/messages/usage'
+import type { Fetch, MessagesPassthrough, NativeBody, ProviderAdapter, UpstreamTarget } from '../adapter'
 import { NO_PASSTHROUGH } from '../anthropic'
 import { convertPromptToMessages } from '../anthropic/convert-request'
 import { convertMessageAnswer } from '../anthropic/convert-response'
 import { convertMessagesStream } from '../anthropic/convert-stream'
-import { convertMessagesUsage } from '../anthropic/convert-usage'
 import { mapAnthropicError } from '../anthropic/map-error'
 import { betaHeader, withoutPremiumOptions } from '../anthropic/price-options'
+import type { ProviderConfig, ProviderConfigProblem } from '../provider-config'
 import { vertexAccessToken } from './access-token'
 import { type RawPredictRequest, VERTEX_ANTHROPIC_VERSION } from './api'
+import { missingVertexCredential, readVertexCredential } from './credential'
 import { generateVeoVideo } from './videos'
 
 /**
@@ -20,7 +21,7 @@ import { generateVeoVideo } from './videos'
  * Veo video generation is reached under the same project and location.
  */
 export function vertexAdapter(fetch: Fetch): ProviderAdapter {
-  const postRawPredict = async (target: UpstreamTarget, body: JsonObject, passthrough: MessagesPassthrough): Promise<Response> => {
+  const postRawPredict = async (target: UpstreamTarget, body: NativeBody, passthrough: MessagesPassthrough): Promise<Response> => {
     const { provider } = target
     const method = body.stream ? 'streamRawPredict' : 'rawPredict'
     const url = `${provider.baseUrl}/v1/projects/${provider.project}/locations/${provider.location}/publishers/anthropic/models/${target.model}:${method}`
@@ -42,7 +43,7 @@ export function vertexAdapter(fetch: Fetch): ProviderAdapter {
   }
 
   return {
-    messages: { send: postRawPredict, usage: convertMessagesUsage },
+    messages: { send: postRawPredict, usage: usageFromMessages },
     translate: {
       send: (target, prompt) => postRawPredict(target, convertPromptToMessages(prompt), NO_PASSTHROUGH),
       readAnswer: convertMessageAnswer,
@@ -50,6 +51,8 @@ export function vertexAdapter(fetch: Fetch): ProviderAdapter {
     },
     video: { generate: (target, request, onStarted) => generateVeoVideo(fetch, target, request, onStarted), cancel: null },
     mapError: mapAnthropicError,
+    readCredential: readVertexCredential,
+    missingCredential: missingVertexCredential,
     checkConfig: checkVertexConfig,
   }
 }

@@ -1,10 +1,10 @@
 import type { ImageInput, VideoOutcome, VideoRequest } from '../../canonical/video'
-import type { ProviderConfig } from '../../config'
 import { InvalidRequestError, UpstreamError } from '../../errors/kinds'
 import { sleep } from '../../util/sleep'
+import { decodeWire, readWireJson } from '../../wire/decode'
 import type { Fetch, UpstreamTarget } from '../adapter'
-import { decodeWire, readWireJson } from '../decode'
 import { mapGeminiError } from '../gemini/map-error'
+import type { ProviderConfig } from '../provider-config'
 import { vertexAccessToken } from './access-token'
 import { type FetchPredictOperationRequest, Operation, type PredictLongRunningRequest, StartedOperation, type VeoImage } from './api'
 

@@ -1,7 +1,10 @@
-import type { ImagePart, Message, Prompt, TextPart, ToolCallPart, ToolChoice, ToolDefinition } from '../../canonical/prompt'
-import { mergeTurns, parseToolArguments } from '../../canonical/tool-arguments'
-import { objectsIn, requireString, stringOr } from '../../http/json-fields'
+import type { ImagePart, Message, Prompt, TextPart, ToolChoice, ToolDefinition } from '../../canonical/prompt'
+import { mergeTurns } from '../../canonical/tool-arguments'
+import { type ClientObject, objectsIn, requireString, stringOr } from '../../http/json-fields'
 import { isRecord } from '../../util/is-record'
+import { toolCallPartOf } from '../../wire/chat-completions/content'
+import type { ChatToolCall } from '../../wire/chat-completions/request'
+import { imagePartOf } from '../../wire/data-url'
 import type { ChatCompletionBody } from './schema'
 
 /**
@@ -9,11 +12,10 @@ import type { ChatCompletionBody } from './schema'
  * the canonical prompt, for routes that do not speak it natively. System and developer
  * messages become the system text; tool calls and tool results keep their ids.
  */
-type Json = Record<string, unknown>
 
 /** What the decoder reads: the checked sampling fields, and messages and tools read field by field. */
 export type ChatPromptSource = Pick<ChatCompletionBody, 'max_tokens' | 'max_completion_tokens' | 'temperature' | 'top_p' | 'stop' | 'stream'> & {
-  messages: Json[]
+  messages: ClientObject[]
   tools?: unknown
   tool_choice?: unknown
 }
@@ -45,7 +47,7 @@ function textOf(content: unknown): string {
     .join('\n')
 }
 
-function decodeMessage(message: Json, param: string): Message[] {
+function decodeMessage(message: ClientObject, param: string): Message[] {
   if (message.role === 'user') {
     const parts: (TextPart | ImagePart)[] =
       typeof message.content === 'string'
@@ -59,15 +61,7 @@ function decodeMessage(message: Json, param: string): Message[] {
   }
   if (message.role === 'assistant') {
     const text = textOf(message.content)
-    const calls = objectsIn(message.tool_calls).map((call, index): ToolCallPart => {
-      const fn = isRecord(call.function) ? call.function : {}
-      return {
-        type: 'tool-call',
-        id: requireString(call.id, `${param}.tool_calls[${index}].id`),
-        name: stringOr(fn.name, ''),
-        input: parseToolArguments(stringOr(fn.arguments, '')),
-      }
-    })
+    const calls = objectsIn(message.tool_calls).map((call, index) => toolCallPartOf(toolCallIn(call, `${param}.tool_calls[${index}]`)))
     const content = [...(text ? [{ type: 'text' as const, text }] : []), ...calls]
     return content.length > 0 ? [{ role: 'assistant', content }] : []
   }
@@ -82,10 +76,14 @@ function decodeMessage(message: Json, param: string): Message[] {
   return []
 }
 
+/** A client's tool call: its id is required; a missing name or arguments read as empty. */
+function toolCallIn(call: ClientObject, at: string): ChatToolCall {
+  const fn = isRecord(call.function) ? call.function : {}
+  return { id: requireString(call.id, `${at}.id`), type: 'function', function: { name: stringOr(fn.name, ''), arguments: stringOr(fn.arguments, '') } }
+}
+
 function imagePart(imageUrl: unknown): ImagePart {
-  const url = typeof imageUrl === 'string' ? imageUrl : isRecord(imageUrl) ? stringOr(imageUrl.url, '') : ''
-  const inline = /^data:([^;,]+);base64,(.*)$/s.exec(url)
-  return inline ? { type: 'image', mediaType: inline[1], data: inline[2] } : { type: 'image', url }
+  return imagePartOf(typeof imageUrl === 'string' ? imageUrl : isRecord(imageUrl) ? stringOr(imageUrl.url, '') : '')
 }
 
 function tools(value: unknown): ToolDefinition[] | undefined {

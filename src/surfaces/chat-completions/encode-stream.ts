@@ -4,7 +4,10 @@ import type { StreamEncoder } from '../../dispatch/surface'
 import type { GatewayError } from '../../errors/gateway-error'
 import { errorBody } from '../../errors/render'
 import type { SseEvent } from '../../streaming/sse'
-import { chatFinishReason, chatUsageOf, completionId } from './encode'
+import type { WrittenDelta } from '../../wire/chat-completions/chunk'
+import { chatFinishReason } from '../../wire/chat-completions/finish-reason'
+import { chatUsageOf } from '../../wire/chat-completions/usage'
+import { completionId } from './encode'
 
 /**
  * Canonical stream parts as chat.completion.chunk events (docs/upstreams.md#openai-chat-completions): a role chunk, content
@@ -62,7 +65,7 @@ export class ChatStreamEncoder implements StreamEncoder {
   }
 
   /** The JSON of `{ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason }] }`, its constant start written once. */
-  private chunk(delta: Record<string, unknown>, finishReason: string | null = null): SseEvent {
+  private chunk(delta: WrittenDelta, finishReason: string | null = null): SseEvent {
     this.chunkStart ??= `${JSON.stringify(this.base()).slice(0, -1)},"choices":[{"index":0,"delta":`
     return { data: `${this.chunkStart}${JSON.stringify(delta)},"logprobs":null,"finish_reason":${JSON.stringify(finishReason)}}]}` }
   }

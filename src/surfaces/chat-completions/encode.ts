@@ -1,40 +1,15 @@
-import type { Answer, FinishReason } from '../../canonical/answer'
-import type { Usage } from '../../canonical/usage'
+import type { Answer } from '../../canonical/answer'
 import { randomToken } from '../../util/ids'
-
-/** Canonical finish reasons as chat completions finish reasons. */
-export function chatFinishReason(reason: FinishReason): string {
-  switch (reason) {
-    case 'length':
-      return 'length'
-    case 'tool-calls':
-      return 'tool_calls'
-    case 'content-filter':
-      return 'content_filter'
-    default:
-      return 'stop'
-  }
-}
-
-/** OpenAI counts cached input inside prompt_tokens and shows it in prompt_tokens_details. */
-export function chatUsageOf(usage: Usage, cost: number): Record<string, unknown> {
-  const prompt = usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens
-  return {
-    prompt_tokens: prompt,
-    completion_tokens: usage.outputTokens,
-    total_tokens: prompt + usage.outputTokens,
-    prompt_tokens_details: { cached_tokens: usage.cacheReadTokens },
-    cost,
-  }
-}
+import type { ChatCompletionObject } from '../../wire/chat-completions/completion'
+import { chatToolCallOf } from '../../wire/chat-completions/content'
+import { chatFinishReason } from '../../wire/chat-completions/finish-reason'
+import { chatUsageOf } from '../../wire/chat-completions/usage'
 
 /** A canonical answer as a chat.completion object (https://platform.openai.com/docs/api-reference/chat/object). */
-export function encodeChatCompletion(answer: Answer, model: string, cost: number, created = Math.floor(Date.now() / 1000)): Record<string, unknown> {
+export function encodeChatCompletion(answer: Answer, model: string, cost: number, created = Math.floor(Date.now() / 1000)): ChatCompletionObject {
   const text = answer.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('')
   const reasoning = answer.content.flatMap((part) => (part.type === 'reasoning' ? [part.text] : [])).join('')
-  const calls = answer.content.flatMap((part) =>
-    part.type === 'tool-call' ? [{ id: part.id, type: 'function', function: { name: part.name, arguments: JSON.stringify(part.input ?? {}) } }] : [],
-  )
+  const calls = answer.content.flatMap((part) => (part.type === 'tool-call' ? [chatToolCallOf(part)] : []))
   return {
     id: completionId(),
     object: 'chat.completion',

@@ -4,8 +4,8 @@ import type { ClosingStep, EventWriter, StreamedSoFar, StreamObserver, StreamSte
 import type { GatewayError } from '../../errors/gateway-error'
 import { errorBody } from '../../errors/render'
 import type { FramedSseEvent } from '../../streaming/sse'
-import { isRecord } from '../../util/is-record'
-import { parseJsonObject } from '../../util/parse-json-object'
+import type { UpstreamObject } from '../../streaming/upstream-json'
+import { isRecord, parseJsonObject } from '../../util/is-record'
 import { type ChunkFrame, contentInFrame, contentInFrameBytes, frameAround, wireOf } from './chunk-frame'
 
 export interface ChatStreamView {
@@ -179,7 +179,7 @@ function once(text: string, part: string): boolean {
  * it. Any other spelling (spaces, escapes, a key written twice) is written anew from the parsed
  * chunk: the same content, at the cost of a serialisation.
  */
-function shownChunk(data: string, chunk: Record<string, unknown>, shown: { model: string; json: string }): string {
+function shownChunk(data: string, chunk: UpstreamObject, shown: { model: string; json: string }): string {
   let text = data
   if (chunk.usage !== undefined) {
     text = withoutOnce(text, ',"usage":null') ?? withoutOnce(text, '"usage":null,') ?? ''
@@ -198,13 +198,13 @@ function withoutOnce(text: string, part: string): string | undefined {
   return text.slice(0, at) + text.slice(at + part.length)
 }
 
-function rewritten(chunk: Record<string, unknown>, model: string): string {
+function rewritten(chunk: UpstreamObject, model: string): string {
   const { usage: _usage, ...shown } = chunk
   return JSON.stringify({ ...shown, model })
 }
 
 /** The usage chunk as the client sees it: the upstream's usage fields with the cost. */
-function usageChunk(last: Record<string, unknown> | undefined, shownModel: string, reported: unknown, cost: number): Record<string, unknown> {
+function usageChunk(last: UpstreamObject | undefined, shownModel: string, reported: unknown, cost: number): UpstreamObject {
   return {
     id: last?.id,
     object: 'chat.completion.chunk',

@@ -4,13 +4,13 @@ import type { Prompt } from '../../canonical/prompt'
 import { estimatedUsage } from '../../canonical/usage'
 import type { ModelEntry } from '../../catalog/catalog-schema'
 import { type ResolvedModel, requireModelType, resolveModel } from '../../catalog/resolve-model'
-import { conversationRoute, deliverConversation, planRoutes } from '../../dispatch/dispatcher'
-import { maxOutputTokensOf, outputAllowanceOf, requireOutputTokens } from '../../dispatch/output-tokens'
-import type { ConversationEncoding, ConversationRoute, NonEmpty, Route, Surface } from '../../dispatch/surface'
+import type { ConversationEncoding, NonEmpty, Route, Surface } from '../../dispatch/surface'
 import { InvalidRequestError } from '../../errors/kinds'
 import { requireCount } from '../../http/request-bounds'
 import type { ChatCapability } from '../../providers/adapter'
 import { usageWithCost } from '../../streaming/upstream-json'
+import { maxOutputTokensOf, outputAllowanceOf, requireOutputTokens } from '../output-tokens'
+import { type ConversationRoute, conversationRoute, translatedEncoding } from '../routes'
 import { decodeChatRequest } from './decode'
 import { encodeChatCompletion } from './encode'
 import { ChatStreamEncoder } from './encode-stream'
@@ -34,30 +34,31 @@ export const chatCompletions: Surface<ChatCompletionBody, ChatRoute> = {
     const resolved = await resolveModel(services, caller, request.model)
     requireModelType(resolved, 'chat', '/v1/chat/completions')
     const body = withCustomModel(resolved, request)
-    const routes = planRoutes(services, resolved, (route) => conversationRoute(route, route.adapter.chat))
-    const limits = checkLimits(body, routes, request.model)
-    // Decoded before the hold when a route may need it; native calls never do.
-    const prompt: Prompt | undefined = routes.some((route) => route.mode === 'translated') ? decodeChatRequest(body) : undefined
-    const inputTokens = estimateChatInputTokens(body)
-    const streaming = body.stream === true
-    const clientWantsUsage = streaming && body.stream_options?.include_usage === true
-    const sent: ChatCompletionBody = streaming ? { ...body, stream_options: { ...body.stream_options, include_usage: true } } : body
     return {
-      modelId: request.model,
-      routes,
-      holdAmount: holdAmount(routes, limits, inputTokens),
-      // Omitted, max_tokens is the model's maximum, and every route is told it (the hold was sized
-      // for it), so none falls back on a default of its own.
-      send: (route, target) =>
-        route.mode === 'native'
-          ? route.native.send(target, withinModelMaximum(sent, route.model), routeOutputTokens(route.model, limits.requested))
-          : route.translate.send(target, { ...(prompt ?? decodeChatRequest(body)), maxOutputTokens: routeOutputTokens(route.model, limits.requested) }),
-      deliver: (call, answer) =>
-        deliverConversation(
-          call,
-          answer,
-          chatEncoding(answer.route, inputTokens, streaming, clientWantsUsage, routeOutputTokens(answer.route.model, limits.requested) * limits.choices),
-        ),
+      model: resolved,
+      usable: (route) => conversationRoute(route, route.adapter.chat),
+      call(routes) {
+        const limits = checkLimits(body, routes, request.model)
+        // Decoded before the hold when a route may need it; native calls never do.
+        const prompt: Prompt | undefined = routes.some((route) => route.mode === 'translated') ? decodeChatRequest(body) : undefined
+        const inputTokens = estimateChatInputTokens(body)
+        const streaming = body.stream === true
+        const clientWantsUsage = streaming && body.stream_options?.include_usage === true
+        const sent: ChatCompletionBody = streaming ? { ...body, stream_options: { ...body.stream_options, include_usage: true } } : body
+        return {
+          kind: 'conversation',
+          modelId: request.model,
+          routes,
+          holdAmount: holdAmount(routes, limits, inputTokens),
+          // Omitted, max_tokens is the model's maximum, and every route is told it (the hold was sized
+          // for it), so none falls back on a default of its own.
+          send: (route, target) =>
+            route.mode === 'native'
+              ? route.native.send(target, withinModelMaximum(sent, route.model), routeOutputTokens(route.model, limits.requested))
+              : route.translate.send(target, { ...(prompt ?? decodeChatRequest(body)), maxOutputTokens: routeOutputTokens(route.model, limits.requested) }),
+          encoding: (route) => chatEncoding(route, inputTokens, streaming, clientWantsUsage, routeOutputTokens(route.model, limits.requested) * limits.choices),
+        }
+      },
     }
   },
 }
@@ -65,17 +66,21 @@ export const chatCompletions: Surface<ChatCompletionBody, ChatRoute> = {
 /** How chat answers reach the client: the completion shows the catalogue model that served it. */
 function chatEncoding(route: ChatRoute, inputTokens: number, streaming: boolean, clientWantsUsage: boolean, outputTokenLimit: number): ConversationEncoding {
   const shownModel = route.model.id
-  const usageOf = route.mode === 'native' ? route.native.usage : () => undefined
+  const shape = { streaming, inputTokens, outputTokenLimit }
+  if (route.mode === 'translated') {
+    return translatedEncoding(route, shape, {
+      encodeAnswer: (answer, cost) => encodeChatCompletion(answer, shownModel, cost),
+      encodeStream: () => new ChatStreamEncoder(shownModel, clientWantsUsage),
+    })
+  }
+  const usageOf = route.native.usage
   return {
-    streaming,
-    inputTokens,
-    outputTokenLimit,
+    ...shape,
+    mode: 'native',
     nativeUsage: (completion) => usageOf(completion.usage),
     estimateNative: (completion) => estimatedUsage(inputTokens, choicesTokens(completion.choices)),
     presentNative: (completion, cost) => ({ ...completion, model: shownModel, usage: usageWithCost(completion.usage, cost) }),
     observeNative: () => observeChatStream({ shownModel, inputTokens, clientWantsUsage, usageOf }),
-    encodeAnswer: (answer, cost) => encodeChatCompletion(answer, shownModel, cost),
-    encodeStream: () => new ChatStreamEncoder(shownModel, clientWantsUsage),
   }
 }
 

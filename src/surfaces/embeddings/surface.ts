@@ -2,12 +2,11 @@ import { boundedTextTokens, scanBudget } from '../../billing/estimator'
 import { chargePerMillion } from '../../billing/pricing'
 import { trustedCount } from '../../billing/usage-guard'
 import type { ModelEntry } from '../../catalog/catalog-schema'
-import { planRoutes } from '../../dispatch/dispatcher'
-import { deliverPriced, type PricedAnswer, resolveTypedModel } from '../../dispatch/priced'
-import type { Route, Surface } from '../../dispatch/surface'
+import type { PricedAnswer, Route, Surface } from '../../dispatch/surface'
 import { InvalidRequestError } from '../../errors/kinds'
 import type { EmbeddingsCapability, MediaCapability } from '../../providers/adapter'
 import { jsonObject, readJson, readJsonObject, usageWithCost } from '../../streaming/upstream-json'
+import { resolveTypedModel } from '../typed-model'
 import type { EmbeddingsBody } from './schema'
 
 /**
@@ -33,17 +32,20 @@ export const embeddingsSurface: Surface<EmbeddingsBody, EmbeddingsRoute> = {
     const { model } = resolved
     const estimate = inputTokens(body.input)
     return {
-      modelId: model.id,
-      routes: planRoutes(services, resolved, embeddingsRoute),
-      holdAmount: chargePerMillion(model.pricing.input, estimate),
-      send: (route, target) =>
-        route.mode === 'native'
-          ? route.media.send(target, '/embeddings', JSON.stringify({ ...body, model: route.upstreamModel }))
-          : route.embeddings.send(target, texts(body.input), body.dimensions),
-      deliver: (call, answer) =>
-        deliverPriced(call, answer, (response, route) =>
+      model: resolved,
+      usable: embeddingsRoute,
+      call: (routes) => ({
+        kind: 'priced',
+        modelId: model.id,
+        routes,
+        holdAmount: chargePerMillion(model.pricing.input, estimate),
+        send: (route, target) =>
+          route.mode === 'native'
+            ? route.media.send(target, '/embeddings', JSON.stringify({ ...body, model: route.upstreamModel }))
+            : route.embeddings.send(target, texts(body.input), body.dimensions),
+        price: (response, route) =>
           route.mode === 'native' ? priceNative(model, response, estimate) : priceTranslated(model, response, route.embeddings, body, estimate),
-        ),
+      }),
     }
   },
 }

@@ -1,8 +1,8 @@
 import { chargePerUnit } from '../../billing/pricing'
-import { planRoutes } from '../../dispatch/dispatcher'
-import { deliverPriced, type MediaRoute, mediaRoute, resolveTypedModel } from '../../dispatch/priced'
 import type { Surface } from '../../dispatch/surface'
 import { readJsonObject, usageWithCost } from '../../streaming/upstream-json'
+import { type MediaRoute, mediaRoute } from '../routes'
+import { resolveTypedModel } from '../typed-model'
 import type { ImagesBody } from './schema'
 
 /**
@@ -15,12 +15,15 @@ export const imagesSurface: Surface<ImagesBody, MediaRoute> = {
     const resolved = await resolveTypedModel(services, caller, body.model, 'image', '/v1/images/generations')
     const { model } = resolved
     return {
-      modelId: model.id,
-      routes: planRoutes(services, resolved, mediaRoute),
-      holdAmount: chargePerUnit(model.pricing.image, body.n ?? 1),
-      send: (route, target) => route.media.send(target, '/images/generations', JSON.stringify({ ...body, model: route.upstreamModel })),
-      deliver: (call, answer) =>
-        deliverPriced(call, answer, async (response) => {
+      model: resolved,
+      usable: mediaRoute,
+      call: (routes) => ({
+        kind: 'priced',
+        modelId: model.id,
+        routes,
+        holdAmount: chargePerUnit(model.pricing.image, body.n ?? 1),
+        send: (route, target) => route.media.send(target, '/images/generations', JSON.stringify({ ...body, model: route.upstreamModel })),
+        async price(response) {
           const reply = await readJsonObject(response)
           const images = Array.isArray(reply.data) ? reply.data.length : 0
           return {
@@ -28,7 +31,8 @@ export const imagesSurface: Surface<ImagesBody, MediaRoute> = {
             usage: { images },
             respond: (cost) => Response.json({ ...reply, usage: usageWithCost(reply.usage, cost) }),
           }
-        }),
+        },
+      }),
     }
   },
 }

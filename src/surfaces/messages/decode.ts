@@ -1,13 +1,14 @@
-import type { ImagePart, Message, Prompt, ReasoningPart, TextPart, ToolCallPart, ToolChoice, ToolDefinition, ToolResultPart } from '../../canonical/prompt'
-import { objectsIn, requireString } from '../../http/json-fields'
+import type { Message, Prompt, ToolChoice, ToolDefinition } from '../../canonical/prompt'
+import { type ClientObject, objectsIn, requireString } from '../../http/json-fields'
 import { isRecord } from '../../util/is-record'
+import { assistantPartOf, toolResultPartOf, userPartOf } from '../../wire/messages/content'
+import type { AssistantBlock } from '../../wire/messages/message'
+import type { ToolResultBlockParam, UserBlockParam } from '../../wire/messages/request'
 import type { MessagesBody } from './schema'
-
-type Block = Record<string, unknown>
 
 /** What the decoder reads: the checked sampling fields, and messages, system and tools read field by field. */
 export type MessagesPromptSource = Partial<Pick<MessagesBody, 'model' | 'max_tokens' | 'temperature' | 'stream'>> & {
-  messages: Block[]
+  messages: { role: unknown; content?: unknown }[]
   system?: unknown
   tools?: unknown
   tool_choice?: unknown
@@ -44,59 +45,58 @@ function systemText(system: unknown): string | undefined {
   return text || undefined
 }
 
-function blocksOf(content: unknown): Block[] {
+/** A message's content blocks as the client sent them, still unread: a string is one text block. */
+function blocksOf(content: unknown): ClientObject[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }]
   return objectsIn(content)
 }
 
-function decodeMessage(message: Block, param: string): Message[] {
+function decodeMessage(message: { role: unknown; content?: unknown }, param: string): Message[] {
   const blocks = blocksOf(message.content)
   if (message.role === 'assistant') {
-    const content = blocks.flatMap((block, index): (TextPart | ToolCallPart | ReasoningPart)[] => {
-      if (block.type === 'text' && typeof block.text === 'string') return [{ type: 'text', text: block.text }]
-      if (block.type === 'tool_use') {
-        const at = `${param}.content[${index}]`
-        return [{ type: 'tool-call', id: requireString(block.id, `${at}.id`), name: requireString(block.name, `${at}.name`), input: block.input ?? {} }]
-      }
-      if (block.type === 'thinking' && typeof block.thinking === 'string') {
-        return [{ type: 'reasoning', text: block.thinking, ...(typeof block.signature === 'string' ? { signature: block.signature } : {}) }]
-      }
-      return []
-    })
+    const content = blocks.flatMap((block, index) => assistantBlockIn(block, `${param}.content[${index}]`) ?? []).map(assistantPartOf)
     return content.length > 0 ? [{ role: 'assistant', content }] : []
   }
   // A user turn: tool results answer the previous assistant turn, so they come first.
-  const results = blocks.flatMap((block, index): ToolResultPart[] =>
-    block.type === 'tool_result'
-      ? [
-          {
-            type: 'tool-result',
-            toolCallId: requireString(block.tool_use_id, `${param}.content[${index}].tool_use_id`),
-            content: resultContent(block.content),
-            ...(block.is_error === true ? { isError: true } : {}),
-          },
-        ]
-      : [],
-  )
-  const user = blocks.flatMap((block): (TextPart | ImagePart)[] => userPart(block))
+  const results = blocks.flatMap((block, index) => toolResultIn(block, `${param}.content[${index}]`) ?? []).map(toolResultPartOf)
+  const user = blocks.flatMap((block) => userBlockIn(block) ?? []).map(userPartOf)
   return [...(results.length > 0 ? [{ role: 'tool' as const, content: results }] : []), ...(user.length > 0 ? [{ role: 'user' as const, content: user }] : [])]
 }
 
-function userPart(block: Block): (TextPart | ImagePart)[] {
-  if (block.type === 'text' && typeof block.text === 'string') return [{ type: 'text', text: block.text }]
+/** A client's assistant block that has a canonical form; a tool_use without its id or name is the client's error. */
+function assistantBlockIn(block: ClientObject, at: string): AssistantBlock | undefined {
+  if (block.type === 'text' && typeof block.text === 'string') return { type: 'text', text: block.text }
+  if (block.type === 'tool_use')
+    return { type: 'tool_use', id: requireString(block.id, `${at}.id`), name: requireString(block.name, `${at}.name`), input: block.input }
+  if (block.type === 'thinking' && typeof block.thinking === 'string') {
+    return { type: 'thinking', thinking: block.thinking, ...(typeof block.signature === 'string' ? { signature: block.signature } : {}) }
+  }
+  return undefined
+}
+
+function toolResultIn(block: ClientObject, at: string): ToolResultBlockParam | undefined {
+  if (block.type !== 'tool_result') return undefined
+  return {
+    type: 'tool_result',
+    tool_use_id: requireString(block.tool_use_id, `${at}.tool_use_id`),
+    content: typeof block.content === 'string' ? block.content : blocksOf(block.content).flatMap((part) => userBlockIn(part) ?? []),
+    ...(block.is_error === true ? { is_error: true as const } : {}),
+  }
+}
+
+function userBlockIn(block: ClientObject): UserBlockParam | undefined {
+  if (block.type === 'text' && typeof block.text === 'string') return { type: 'text', text: block.text }
   if (block.type === 'image' && isRecord(block.source)) {
     const source = block.source
     if (source.type === 'base64' && typeof source.data === 'string') {
-      return [{ type: 'image', data: source.data, mediaType: typeof source.media_type === 'string' ? source.media_type : 'image/png' }]
+      return {
+        type: 'image',
+        source: { type: 'base64', data: source.data, media_type: typeof source.media_type === 'string' ? source.media_type : 'image/png' },
+      }
     }
-    if (source.type === 'url' && typeof source.url === 'string') return [{ type: 'image', url: source.url }]
+    if (source.type === 'url' && typeof source.url === 'string') return { type: 'image', source: { type: 'url', url: source.url } }
   }
-  return []
-}
-
-function resultContent(content: unknown): string | (TextPart | ImagePart)[] {
-  if (typeof content === 'string') return content
-  return blocksOf(content).flatMap(userPart)
+  return undefined
 }
 
 function clientTools(tools: unknown): ToolDefinition[] | undefined {

@@ -4,7 +4,11 @@ import type { StreamEncoder } from '../../dispatch/surface'
 import type { GatewayError } from '../../errors/gateway-error'
 import { errorBody } from '../../errors/render'
 import type { SseEvent } from '../../streaming/sse'
-import { messageId, messagesUsageOf, stopReasonOf } from './encode'
+import type { AssistantBlockParam } from '../../wire/messages/request'
+import { stopReasonOf } from '../../wire/messages/stop-reason'
+import type { Delta, WrittenStreamEvent } from '../../wire/messages/stream'
+import { messagesUsageOf } from '../../wire/messages/usage'
+import { messageId } from './encode'
 
 type BlockKind = 'text' | 'thinking' | 'tool_use'
 
@@ -28,7 +32,8 @@ export class MessageStreamEncoder implements StreamEncoder {
     switch (part.type) {
       case 'start':
         return [
-          event('message_start', {
+          event({
+            type: 'message_start',
             message: {
               id: messageId(),
               type: 'message',
@@ -62,11 +67,12 @@ export class MessageStreamEncoder implements StreamEncoder {
   finish(part: Extract<StreamPart, { type: 'finish' }>, usage: Usage, cost: number): SseEvent[] {
     return [
       ...this.closeBlock(),
-      event('message_delta', {
+      event({
+        type: 'message_delta',
         delta: { stop_reason: stopReasonOf(part.finishReason), stop_sequence: part.stopSequence ?? null },
         usage: { ...messagesUsageOf(usage), cost },
       }),
-      event('message_stop', {}),
+      event({ type: 'message_stop' }),
     ]
   }
 
@@ -74,28 +80,28 @@ export class MessageStreamEncoder implements StreamEncoder {
     return [{ event: 'error', data: JSON.stringify(errorBody(error, 'messages')) }]
   }
 
-  private openBlock(kind: BlockKind, block: Record<string, unknown>): SseEvent[] {
+  private openBlock(kind: BlockKind, block: AssistantBlockParam): SseEvent[] {
     if (this.open?.kind === kind) return []
     return [...this.closeBlock(), ...this.startBlock(kind, block)]
   }
 
-  private startBlock(kind: BlockKind, block: Record<string, unknown>, toolId?: string): SseEvent[] {
+  private startBlock(kind: BlockKind, block: AssistantBlockParam, toolId?: string): SseEvent[] {
     this.index++
     this.open = { kind, toolId }
-    return [event('content_block_start', { index: this.index, content_block: block })]
+    return [event({ type: 'content_block_start', index: this.index, content_block: block })]
   }
 
   private closeBlock(): SseEvent[] {
     if (!this.open) return []
     this.open = undefined
-    return [event('content_block_stop', { index: this.index })]
+    return [event({ type: 'content_block_stop', index: this.index })]
   }
 
-  private delta(delta: Record<string, unknown>): SseEvent {
-    return event('content_block_delta', { index: this.index, delta })
+  private delta(delta: Delta): SseEvent {
+    return event({ type: 'content_block_delta', index: this.index, delta })
   }
 }
 
-function event(type: string, data: Record<string, unknown>): SseEvent {
-  return { event: type, data: JSON.stringify({ type, ...data }) }
+function event(data: WrittenStreamEvent): SseEvent {
+  return { event: data.type, data: JSON.stringify(data) }
 }

@@ -4,7 +4,7 @@ import type { GatewayContext } from '../../http/gateway-context'
 import { answerResponse, errorResponses, eventStream } from '../../http/openapi/responses'
 import { refuseInvalidBody } from '../../http/schema-check'
 import { JsonInteger } from '../../http/schemas'
-import type { Services } from '../../services'
+import type { Services } from '../../services/services'
 import { surfaceEndpoint } from '../endpoint'
 import { CountTokensSchema, MessagesSchema } from './schema'
 import { estimateMessagesInputTokens, messages, resolveMessagesModel } from './surface'
@@ -48,7 +48,7 @@ export const messagesEndpoint = surfaceEndpoint({
 })
 
 /** POST /v1/messages/count_tokens: the gateway's own estimate, free; the model must be one the caller may use here. */
-export function countTokensEndpoint(context: GatewayContext, services: Services) {
+export function countTokensEndpoint(context: GatewayContext, services: Pick<Services, 'catalog' | 'customModels' | 'rateLimiter'>) {
   return new Elysia({ name: 'surfaces/messages/count-tokens' }).use(context).post(
     '/v1/messages/count_tokens',
     async ({ body, caller }) => {

@@ -3,8 +3,9 @@ import { estimatedUsage, type Usage } from '../../canonical/usage'
 import type { StreamedSoFar, StreamObserver, StreamStep } from '../../dispatch/surface'
 import { errorBody } from '../../errors/render'
 import { type FramedSseEvent, writeSse } from '../../streaming/sse'
-import { isRecord } from '../../util/is-record'
-import { parseJsonObject } from '../../util/parse-json-object'
+import type { UpstreamObject } from '../../streaming/upstream-json'
+import { isRecord, parseJsonObject } from '../../util/is-record'
+import type { StreamUsage } from '../../wire/messages/stream'
 
 export interface MessagesStreamView {
   /** The model id the client asked for, shown in message_start whichever route served. */
@@ -21,9 +22,9 @@ export interface MessagesStreamView {
  * message_stop.
  */
 export function observeMessagesStream(view: MessagesStreamView): StreamObserver<FramedSseEvent> {
-  const reported: Record<string, unknown> = {}
+  const reported: StreamUsage = {}
   let streamedTokens = 0
-  let pendingDelta: Record<string, unknown> | undefined
+  let pendingDelta: UpstreamObject | undefined
 
   const soFar = (): StreamedSoFar => {
     const provider = view.usageOf(reported)

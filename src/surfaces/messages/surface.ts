@@ -4,14 +4,14 @@ import { worstCaseForTokens } from '../../billing/pricing'
 import type { Prompt } from '../../canonical/prompt'
 import { estimatedUsage } from '../../canonical/usage'
 import { type ResolvedModel, requireModelType, resolveModel } from '../../catalog/resolve-model'
-import { conversationRoute, deliverConversation, planRoutes } from '../../dispatch/dispatcher'
-import { maxOutputTokensOf, requireOutputTokens } from '../../dispatch/output-tokens'
-import type { ConversationEncoding, ConversationRoute, Surface } from '../../dispatch/surface'
+import type { ConversationEncoding, Surface } from '../../dispatch/surface'
 import { ModelNotSupportedError } from '../../errors/kinds'
 import { requireCount } from '../../http/request-bounds'
 import type { MessagesCapability, MessagesPassthrough } from '../../providers/adapter'
-import type { Services } from '../../services'
+import type { Services } from '../../services/services'
 import { usageWithCost } from '../../streaming/upstream-json'
+import { maxOutputTokensOf, requireOutputTokens } from '../output-tokens'
+import { type ConversationRoute, conversationRoute, translatedEncoding } from '../routes'
 import { decodeMessagesRequest } from './decode'
 import { encodeMessage } from './encode'
 import { MessageStreamEncoder } from './encode-stream'
@@ -40,37 +40,47 @@ const MAX_WEB_SEARCH_USES = 100
  */
 export const messages: Surface<MessagesBody, MessagesRoute> = {
   async plan(services, { caller, body: request, headers, query }) {
-    const { model } = await resolveMessagesModel(services, caller, request.model)
-    const routes = planRoutes(services, { kind: 'model', model }, (route) => conversationRoute(route, route.adapter.messages))
-    const maxTokens = requireOutputTokens(request.max_tokens, 'max_tokens', maxOutputTokensOf(model), request.model)
-    const searches = webSearchAllowance(request.tools)
-    const prompt: Prompt | undefined = routes.some((route) => route.mode === 'translated') ? decodeMessagesRequest(request) : undefined
-    const inputTokens = estimateMessagesInputTokens(request)
-    const passthrough: MessagesPassthrough = { version: headers.get('anthropic-version'), beta: headers.get('anthropic-beta'), query }
+    const resolved = await resolveMessagesModel(services, caller, request.model)
+    const { model } = resolved
     return {
-      modelId: model.id,
-      routes,
-      holdAmount: worstCaseForTokens(model.pricing, inputTokens, maxTokens, searches),
-      send: (route, target) =>
-        route.mode === 'native' ? route.native.send(target, request, passthrough) : route.translate.send(target, prompt ?? decodeMessagesRequest(request)),
-      deliver: (call, answer) =>
-        deliverConversation(call, answer, messagesEncoding(answer.route, request.model, inputTokens, maxTokens, request.stream === true)),
+      model: resolved,
+      usable: (route) => conversationRoute(route, route.adapter.messages),
+      call(routes) {
+        const maxTokens = requireOutputTokens(request.max_tokens, 'max_tokens', maxOutputTokensOf(model), request.model)
+        const searches = webSearchAllowance(request.tools)
+        const prompt: Prompt | undefined = routes.some((route) => route.mode === 'translated') ? decodeMessagesRequest(request) : undefined
+        const inputTokens = estimateMessagesInputTokens(request)
+        const passthrough: MessagesPassthrough = { version: headers.get('anthropic-version'), beta: headers.get('anthropic-beta'), query }
+        return {
+          kind: 'conversation',
+          modelId: model.id,
+          routes,
+          holdAmount: worstCaseForTokens(model.pricing, inputTokens, maxTokens, searches),
+          send: (route, target) =>
+            route.mode === 'native' ? route.native.send(target, request, passthrough) : route.translate.send(target, prompt ?? decodeMessagesRequest(request)),
+          encoding: (route) => messagesEncoding(route, request.model, inputTokens, maxTokens, request.stream === true),
+        }
+      },
     }
   },
 }
 
 function messagesEncoding(route: MessagesRoute, shownModel: string, inputTokens: number, outputTokenLimit: number, streaming: boolean): ConversationEncoding {
-  const usageOf = route.mode === 'native' ? route.native.usage : () => undefined
+  const shape = { streaming, inputTokens, outputTokenLimit }
+  if (route.mode === 'translated') {
+    return translatedEncoding(route, shape, {
+      encodeAnswer: (answer, cost) => encodeMessage(answer, shownModel, cost),
+      encodeStream: () => new MessageStreamEncoder(shownModel, inputTokens),
+    })
+  }
+  const usageOf = route.native.usage
   return {
-    streaming,
-    inputTokens,
-    outputTokenLimit,
+    ...shape,
+    mode: 'native',
     nativeUsage: (message) => usageOf(message.usage),
     estimateNative: () => estimatedUsage(inputTokens, 0),
     presentNative: (message, cost) => ({ ...message, model: shownModel, usage: usageWithCost(message.usage, cost) }),
     observeNative: () => observeMessagesStream({ shownModel, inputTokens, usageOf }),
-    encodeAnswer: (answer, cost) => encodeMessage(answer, shownModel, cost),
-    encodeStream: () => new MessageStreamEncoder(shownModel, inputTokens),
   }
 }
 
@@ -103,7 +113,11 @@ const MESSAGES_VENDOR = 'anthropic'
  * sends it, means `anthropic/<name>`; aliases, custom models and other vendors' models belong to
  * chat completions and are refused with 400 model_not_supported.
  */
-export async function resolveMessagesModel(services: Services, caller: Caller, requested: string): Promise<ResolvedModel & { kind: 'model' }> {
+export async function resolveMessagesModel(
+  services: Pick<Services, 'catalog' | 'customModels'>,
+  caller: Caller,
+  requested: string,
+): Promise<ResolvedModel & { kind: 'model' }> {
   const id = requested.includes('/') ? requested : `${MESSAGES_VENDOR}/${requested}`
   if (!id.startsWith(`${MESSAGES_VENDOR}/`)) {
     throw new ModelNotSupportedError(`'${requested}' is not a messages-format model; call it through /v1/chat/completions.`, { param: 'model' })

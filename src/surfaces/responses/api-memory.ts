@@ -1,4 +1,4 @@
-import type { ProviderConfig } from '../../config'
+import type { ProviderConfig } from '../../providers/provider-config'
 
 /**
  * Providers left to detect the Responses API (`responsesApi` unset) that answered 404 or 405 on

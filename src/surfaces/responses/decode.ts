@@ -1,7 +1,9 @@
 import type { ImagePart, Message, Prompt, TextPart, ToolChoice, ToolDefinition } from '../../canonical/prompt'
-import { mergeTurns, parseToolArguments } from '../../canonical/tool-arguments'
-import { objectsIn, requireString, stringOr } from '../../http/json-fields'
+import { mergeTurns } from '../../canonical/tool-arguments'
+import { type ClientObject, objectsIn, requireString, stringOr } from '../../http/json-fields'
 import { isRecord } from '../../util/is-record'
+import { imagePartOf } from '../../wire/data-url'
+import { toolCallPartOf, toolResultPartOf } from '../../wire/responses/content'
 import type { ResponsesBody } from './schema'
 
 /**
@@ -10,7 +12,6 @@ import type { ResponsesBody } from './schema'
  * input_image and output_text parts), function_call and function_call_output items. Reasoning
  * items and hosted tools have no canonical form and are left out.
  */
-type Json = Record<string, unknown>
 
 /** What the decoder reads: the checked fields, with input items and tools read field by field. */
 export type ResponsesPromptSource = Pick<ResponsesBody, 'input' | 'instructions' | 'max_output_tokens' | 'temperature' | 'top_p' | 'stream'> & {
@@ -19,7 +20,7 @@ export type ResponsesPromptSource = Pick<ResponsesBody, 'input' | 'instructions'
 }
 
 export function decodeResponsesRequest(body: ResponsesPromptSource): Prompt {
-  const items: Json[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input
+  const items: ClientObject[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input
   const system = [typeof body.instructions === 'string' ? body.instructions : '']
   const messages: Message[] = []
   items.forEach((item, index) => {
@@ -46,24 +47,19 @@ function textOf(content: unknown): string {
     .join('\n')
 }
 
-function decodeItem(item: Json, param: string): Message[] {
+function decodeItem(item: ClientObject, param: string): Message[] {
   if (item.type === 'function_call') {
-    const call = { id: requireString(item.call_id, `${param}.call_id`), name: requireString(item.name, `${param}.name`) }
-    return [{ role: 'assistant', content: [{ type: 'tool-call', ...call, input: parseToolArguments(stringOr(item.arguments, '')) }] }]
+    const call = toolCallPartOf({
+      type: 'function_call',
+      call_id: requireString(item.call_id, `${param}.call_id`),
+      name: requireString(item.name, `${param}.name`),
+      arguments: stringOr(item.arguments, ''),
+    })
+    return [{ role: 'assistant', content: [call] }]
   }
   if (item.type === 'function_call_output') {
-    return [
-      {
-        role: 'tool',
-        content: [
-          {
-            type: 'tool-result',
-            toolCallId: requireString(item.call_id, `${param}.call_id`),
-            content: typeof item.output === 'string' ? item.output : JSON.stringify(item.output),
-          },
-        ],
-      },
-    ]
+    const output = typeof item.output === 'string' ? item.output : JSON.stringify(item.output)
+    return [{ role: 'tool', content: [toolResultPartOf({ type: 'function_call_output', call_id: requireString(item.call_id, `${param}.call_id`), output })] }]
   }
   if (item.role === 'assistant') {
     const text = textOf(item.content)
@@ -75,10 +71,7 @@ function decodeItem(item: Json, param: string): Message[] {
       ? [{ type: 'text', text: item.content }]
       : objectsIn(item.content).flatMap((part): (TextPart | ImagePart)[] => {
           if ((part.type === 'input_text' || part.type === 'output_text') && typeof part.text === 'string') return [{ type: 'text', text: part.text }]
-          if (part.type === 'input_image' && typeof part.image_url === 'string') {
-            const inline = /^data:([^;,]+);base64,(.*)$/s.exec(part.image_url)
-            return [inline ? { type: 'image', mediaType: inline[1], data: inline[2] } : { type: 'image', url: part.image_url }]
-          }
+          if (part.type === 'input_image' && typeof part.image_url === 'string') return [imagePartOf(part.image_url)]
           return []
         })
   return parts.length > 0 ? [{ role: 'user', content: parts }] : []

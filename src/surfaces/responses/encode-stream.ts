@@ -4,7 +4,10 @@ import type { StreamEncoder } from '../../dispatch/surface'
 import type { GatewayError } from '../../errors/gateway-error'
 import { responsesFailure } from '../../errors/render'
 import type { SseEvent } from '../../streaming/sse'
-import { outputItem, responseIds, responseObject, responsesUsageOf } from './encode'
+import { outputItemOf } from '../../wire/responses/content'
+import type { OutputItem, ResponsesEventFields, ResponsesEventType } from '../../wire/responses/response'
+import { responsesUsageOf } from '../../wire/responses/usage'
+import { responseIds, responseObject } from './encode'
 
 interface OpenItem {
   kind: 'message' | 'function_call' | 'reasoning'
@@ -25,7 +28,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
   private readonly id = responseIds.response()
   private readonly createdAt = Math.floor(Date.now() / 1000)
   private sequence = 0
-  private readonly done: unknown[] = []
+  private readonly done: OutputItem[] = []
   private open: OpenItem | undefined
 
   constructor(private readonly model: string) {}
@@ -37,16 +40,16 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         return [this.event('response.created', { response }), this.event('response.in_progress', { response })]
       }
       case 'text-delta':
-        return [...this.openItem('message'), ...this.delta('response.output_text.delta', part.text)]
+        return [...this.openItem('message'), ...this.delta(part.text)]
       case 'reasoning-delta':
-        return [...this.openItem('reasoning'), ...this.delta('response.reasoning_text.delta', part.text)]
+        return [...this.openItem('reasoning'), ...this.delta(part.text)]
       case 'tool-call-start':
         return [
           ...this.closeItem(),
           ...this.startItem({ kind: 'function_call', id: responseIds.functionCall(), index: this.done.length, text: '', callId: part.id, name: part.name }),
         ]
       case 'tool-call-delta':
-        return this.delta('response.function_call_arguments.delta', part.argumentsDelta)
+        return this.delta(part.argumentsDelta)
       default:
         return []
     }
@@ -81,12 +84,12 @@ export class ResponsesStreamEncoder implements StreamEncoder {
 
   private startItem(item: OpenItem): SseEvent[] {
     this.open = item
-    const added =
+    const added: OutputItem =
       item.kind === 'message'
         ? { type: 'message', id: item.id, status: 'in_progress', role: 'assistant', content: [] }
         : item.kind === 'reasoning'
           ? { type: 'reasoning', id: item.id, summary: [] }
-          : { type: 'function_call', id: item.id, call_id: item.callId, name: item.name, arguments: '', status: 'in_progress' }
+          : { type: 'function_call', id: item.id, call_id: item.callId ?? '', name: item.name ?? '', arguments: '', status: 'in_progress' }
     const events = [this.event('response.output_item.added', { output_index: item.index, item: added })]
     if (item.kind === 'message') {
       events.push(
@@ -107,10 +110,10 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     this.open = undefined
     const at = { item_id: item.id, output_index: item.index }
     // A function call's arguments are the JSON text as streamed, not re-serialised.
-    const final =
+    const final: OutputItem =
       item.kind === 'function_call'
-        ? { type: 'function_call', id: item.id, call_id: item.callId, name: item.name, arguments: item.text, status: 'completed' }
-        : outputItem(item.kind === 'message' ? { type: 'text', text: item.text } : { type: 'reasoning', text: item.text }, item.id)
+        ? { type: 'function_call', id: item.id, call_id: item.callId ?? '', name: item.name ?? '', arguments: item.text, status: 'completed' }
+        : outputItemOf(item.kind === 'message' ? { type: 'text', text: item.text } : { type: 'reasoning', text: item.text }, item.id)
     this.done.push(final)
     const events: SseEvent[] = []
     if (item.kind === 'message') {
@@ -119,29 +122,29 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     } else if (item.kind === 'reasoning') {
       events.push(this.event('response.reasoning_text.done', { ...at, content_index: 0, text: item.text }))
     } else {
-      events.push(this.event('response.function_call_arguments.done', { ...at, name: item.name, arguments: item.text }))
+      events.push(this.event('response.function_call_arguments.done', { ...at, name: item.name ?? '', arguments: item.text }))
     }
     events.push(this.event('response.output_item.done', { output_index: item.index, item: final }))
     return events
   }
 
-  /** A delta of the open item; none when no item is open (arguments for a call that never started). */
-  private delta(type: string, delta: string): SseEvent[] {
+  /** A delta of the open item, in its kind's event; none when no item is open (arguments for a call that never started). */
+  private delta(delta: string): SseEvent[] {
     const item = this.open
     if (!item) return []
     item.text += delta
-    return [
-      this.event(type, {
-        item_id: item.id,
-        output_index: item.index,
-        ...(item.kind === 'function_call' ? {} : { content_index: 0 }),
-        delta,
-        ...(item.kind === 'message' ? { logprobs: [] } : {}),
-      }),
-    ]
+    const at = { item_id: item.id, output_index: item.index }
+    switch (item.kind) {
+      case 'message':
+        return [this.event('response.output_text.delta', { ...at, content_index: 0, delta, logprobs: [] })]
+      case 'reasoning':
+        return [this.event('response.reasoning_text.delta', { ...at, content_index: 0, delta })]
+      case 'function_call':
+        return [this.event('response.function_call_arguments.delta', { ...at, delta })]
+    }
   }
 
-  private event(type: string, data: Record<string, unknown>): SseEvent {
+  private event<T extends ResponsesEventType>(type: T, data: ResponsesEventFields[T]): SseEvent {
     return { event: type, data: JSON.stringify({ type, sequence_number: this.sequence++, ...data }) }
   }
 }

@@ -1,7 +1,8 @@
 import type { Answer, FinishReason } from '../../canonical/answer'
-import type { ReasoningPart, TextPart, ToolCallPart } from '../../canonical/prompt'
-import type { Usage } from '../../canonical/usage'
 import { randomToken } from '../../util/ids'
+import { outputItemOf } from '../../wire/responses/content'
+import type { OutputItem, ResponseObject, ResponseStatus } from '../../wire/responses/response'
+import { type ResponsesUsageShown, responsesUsageOf } from '../../wire/responses/usage'
 
 /** Ids in the Responses API's own style: the answer does not reveal which route served it. */
 export const responseIds = {
@@ -11,35 +12,16 @@ export const responseIds = {
   reasoning: () => `rs_${randomToken(24)}`,
 }
 
-export function responsesUsageOf(usage: Usage, cost: number): Record<string, unknown> {
-  const input = usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens
-  return {
-    input_tokens: input,
-    input_tokens_details: { cached_tokens: usage.cacheReadTokens },
-    output_tokens: usage.outputTokens,
-    output_tokens_details: { reasoning_tokens: 0 },
-    total_tokens: input + usage.outputTokens,
-    cost,
-  }
-}
-
-export function outputItem(part: TextPart | ReasoningPart | ToolCallPart | { type: 'text'; text: string }, id: string): Record<string, unknown> {
-  if (part.type === 'reasoning') return { type: 'reasoning', id, summary: [], content: [{ type: 'reasoning_text', text: part.text }] }
-  if (part.type === 'tool-call')
-    return { type: 'function_call', id, call_id: part.id, name: part.name, arguments: JSON.stringify(part.input ?? {}), status: 'completed' }
-  return { type: 'message', id, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: part.text, annotations: [], logprobs: [] }] }
-}
-
 /** The response object (docs/upstreams.md#openai-responses-api) around output items; `status` and details follow the finish reason. */
 export function responseObject(fields: {
   id: string
   model: string
   createdAt: number
-  output: unknown[]
+  output: OutputItem[]
   finishReason?: FinishReason
-  usage?: Record<string, unknown>
-  status?: string
-}) {
+  usage?: ResponsesUsageShown
+  status?: ResponseStatus
+}): ResponseObject {
   const incomplete = fields.finishReason === 'length' || fields.finishReason === 'content-filter'
   return {
     id: fields.id,
@@ -64,11 +46,11 @@ export function responseObject(fields: {
 }
 
 /** A canonical answer as a Responses API response object; consecutive text parts form one message item. */
-export function encodeResponse(answer: Answer, model: string, cost: number): Record<string, unknown> {
-  const output: unknown[] = []
+export function encodeResponse(answer: Answer, model: string, cost: number): ResponseObject {
+  const output: OutputItem[] = []
   let text = ''
   const flushText = () => {
-    if (text) output.push(outputItem({ type: 'text', text }, responseIds.message()))
+    if (text) output.push(outputItemOf({ type: 'text', text }, responseIds.message()))
     text = ''
   }
   for (const part of answer.content) {
@@ -77,7 +59,7 @@ export function encodeResponse(answer: Answer, model: string, cost: number): Rec
       continue
     }
     flushText()
-    output.push(outputItem(part, part.type === 'tool-call' ? responseIds.functionCall() : responseIds.reasoning()))
+    output.push(outputItemOf(part, part.type === 'tool-call' ? responseIds.functionCall() : responseIds.reasoning()))
   }
   flushText()
   return responseObject({

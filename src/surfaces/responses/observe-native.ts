@@ -3,8 +3,8 @@ import { estimatedUsage, type Usage } from '../../canonical/usage'
 import type { StreamedSoFar, StreamObserver, StreamStep } from '../../dispatch/surface'
 import { responsesStreamError } from '../../errors/render'
 import { type FramedSseEvent, writeSse } from '../../streaming/sse'
-import { isRecord } from '../../util/is-record'
-import { parseJsonObject } from '../../util/parse-json-object'
+import type { UpstreamObject } from '../../streaming/upstream-json'
+import { isRecord, parseJsonObject } from '../../util/is-record'
 import { scrubCredentials } from '../../util/scrub-credentials'
 
 export interface ResponsesStreamView {
@@ -27,7 +27,7 @@ export function observeResponsesStream(view: ResponsesStreamView): StreamObserve
   let outputTokens = 0
   let sequence = 0
   const soFar = (): StreamedSoFar => ({ usage: estimatedUsage(view.inputTokens, outputTokens), source: 'estimate' })
-  const withModel = (data: Record<string, unknown>): Record<string, unknown> =>
+  const withModel = (data: UpstreamObject): UpstreamObject =>
     isRecord(data.response) ? { ...data, response: { ...data.response, model: view.shownModel } } : data
 
   return {

@@ -2,13 +2,14 @@ import { boundedTextTokens, estimateValueTokens, scanBudget } from '../../billin
 import { worstCaseForTokens } from '../../billing/pricing'
 import type { Prompt } from '../../canonical/prompt'
 import { estimatedUsage } from '../../canonical/usage'
+import type { ModelEntry } from '../../catalog/catalog-schema'
 import { requireModelType, resolveModel } from '../../catalog/resolve-model'
-import { deliverConversation, planRoutes, translatedRoute } from '../../dispatch/dispatcher'
-import { maxOutputTokensOf, outputAllowanceOf, requireOutputTokens } from '../../dispatch/output-tokens'
-import type { ConversationEncoding, NativeRoute, NonEmpty, Route, Surface, TranslatedRoute } from '../../dispatch/surface'
+import type { CallPlan, ConversationEncoding, NonEmpty, Route, Surface } from '../../dispatch/surface'
 import { InvalidRequestError, ModelNotSupportedError } from '../../errors/kinds'
 import type { ResponsesCapability } from '../../providers/adapter'
 import { usageWithCost } from '../../streaming/upstream-json'
+import { maxOutputTokensOf, outputAllowanceOf, requireOutputTokens } from '../output-tokens'
+import { type NativeRoute, type TranslatedRoute, translatedEncoding, translatedRoute } from '../routes'
 import { isMissingEndpoint, rememberWithoutResponsesApi, responsesApiMode } from './api-memory'
 import { decodeResponsesRequest } from './decode'
 import { encodeResponse } from './encode'
@@ -52,53 +53,53 @@ export const responses: Surface<ResponsesBody, ResponsesRoute> = {
     if (resolved.kind !== 'model') throw new ModelNotSupportedError(`'${request.model}' is served by /v1/chat/completions only.`, { param: 'model' })
     requireModelType(resolved, 'chat', '/v1/responses')
     const { model } = resolved
-    const stateful =
-      request.previous_response_id !== undefined && request.previous_response_id !== null
-        ? 'previous_response_id'
-        : request.store === true
-          ? 'store'
-          : undefined
-    const routes = statefulRoutes(planRoutes(services, resolved, responsesRoute), stateful)
-    const budget = scanBudget()
-    const inputTokens =
-      estimateValueTokens(request.input, budget) +
-      (typeof request.instructions === 'string' ? boundedTextTokens(request.instructions, budget) : 0) +
-      estimateValueTokens(request.tools, budget)
-    const requested =
-      request.max_output_tokens === undefined
-        ? undefined
-        : requireOutputTokens(request.max_output_tokens, 'max_output_tokens', maxOutputTokensOf(model), request.model)
-    // Omitted, max_output_tokens is the model's maximum, and every route is told it, as on chat.
-    const outputTokens = outputAllowanceOf(model, requested)
-    const nativeBody = request.max_output_tokens === undefined ? { ...request, max_output_tokens: outputTokens } : request
-    // Decoded when a route first needs it: native calls never do.
-    let prompt: Prompt | undefined
-    const translatedPrompt = () => (prompt ??= { ...decodeResponsesRequest(request), maxOutputTokens: outputTokens })
-    // Native routes that switched to their translation during this call.
-    const switched = new Map<ResponsesRoute, TranslatedRoute>()
-    return {
-      modelId: model.id,
-      routes,
-      // One hold for the call, whichever way each route ends up reached.
-      holdAmount: worstCaseForTokens(model.pricing, inputTokens, outputTokens),
-      async send(route, target) {
-        if (route.mode === 'translated') return route.translate.send(target, translatedPrompt())
-        const response = await route.native.send(target, nativeBody)
-        if (!route.fallback || !isMissingEndpoint(response.status)) return response
-        // No Responses API on this server: not a failure of the route, so no failover and no new
-        // hold; this call and every later one reach the same route through chat completions.
-        await response.body?.cancel().catch(() => undefined)
-        rememberWithoutResponsesApi(route.provider)
-        if (stateful) throw statefulUnsupported(stateful)
-        switched.set(route, route.fallback)
-        return route.fallback.translate.send(target, translatedPrompt())
-      },
-      deliver(call, reached) {
-        const answer = { ...reached, route: switched.get(reached.route) ?? reached.route }
-        return deliverConversation(call, answer, responsesEncoding(answer.route, model.id, inputTokens, outputTokens, request.stream === true))
-      },
-    }
+    return { model: resolved, usable: responsesRoute, call: (routes) => responsesCall(request, model, routes) }
   },
+}
+
+/** The call over the routes found: the hold, how each route is reached (switching to its translation when needed), how its answer is written. */
+function responsesCall(request: ResponsesBody, model: ModelEntry, found: NonEmpty<ResponsesRoute>): CallPlan<ResponsesRoute> {
+  const stateful =
+    request.previous_response_id !== undefined && request.previous_response_id !== null ? 'previous_response_id' : request.store === true ? 'store' : undefined
+  const routes = statefulRoutes(found, stateful)
+  const budget = scanBudget()
+  const inputTokens =
+    estimateValueTokens(request.input, budget) +
+    (typeof request.instructions === 'string' ? boundedTextTokens(request.instructions, budget) : 0) +
+    estimateValueTokens(request.tools, budget)
+  const requested =
+    request.max_output_tokens === undefined
+      ? undefined
+      : requireOutputTokens(request.max_output_tokens, 'max_output_tokens', maxOutputTokensOf(model), request.model)
+  // Omitted, max_output_tokens is the model's maximum, and every route is told it, as on chat.
+  const outputTokens = outputAllowanceOf(model, requested)
+  const nativeBody = request.max_output_tokens === undefined ? { ...request, max_output_tokens: outputTokens } : request
+  // Decoded when a route first needs it: native calls never do.
+  let prompt: Prompt | undefined
+  const translatedPrompt = () => (prompt ??= { ...decodeResponsesRequest(request), maxOutputTokens: outputTokens })
+  // Native routes that switched to their translation during this call.
+  const switched = new Map<ResponsesRoute, TranslatedRoute>()
+  return {
+    kind: 'conversation',
+    modelId: model.id,
+    routes,
+    // One hold for the call, whichever way each route ends up reached.
+    holdAmount: worstCaseForTokens(model.pricing, inputTokens, outputTokens),
+    async send(route, target) {
+      if (route.mode === 'translated') return route.translate.send(target, translatedPrompt())
+      const response = await route.native.send(target, nativeBody)
+      if (!route.fallback || !isMissingEndpoint(response.status)) return response
+      // No Responses API on this server: not a failure of the route, so no failover and no new
+      // hold; this call and every later one reach the same route through chat completions.
+      await response.body?.cancel().catch(() => undefined)
+      rememberWithoutResponsesApi(route.provider)
+      if (stateful) throw statefulUnsupported(stateful)
+      switched.set(route, route.fallback)
+      return route.fallback.translate.send(target, translatedPrompt())
+    },
+    // The answer is read the way its route was finally reached.
+    encoding: (route) => responsesEncoding(switched.get(route) ?? route, model.id, inputTokens, outputTokens, request.stream === true),
+  }
 }
 
 /** Only native routes keep server-side state; a stateful request no native route can serve is refused. */
@@ -110,16 +111,20 @@ function statefulRoutes(routes: NonEmpty<ResponsesRoute>, stateful: 'previous_re
 }
 
 function responsesEncoding(route: ResponsesRoute, shownModel: string, inputTokens: number, outputTokenLimit: number, streaming: boolean): ConversationEncoding {
-  const usageOf = route.mode === 'native' ? route.native.usage : () => undefined
+  const shape = { streaming, inputTokens, outputTokenLimit }
+  if (route.mode === 'translated') {
+    return translatedEncoding(route, shape, {
+      encodeAnswer: (answer, cost) => encodeResponse(answer, shownModel, cost),
+      encodeStream: () => new ResponsesStreamEncoder(shownModel),
+    })
+  }
+  const usageOf = route.native.usage
   return {
-    streaming,
-    inputTokens,
-    outputTokenLimit,
+    ...shape,
+    mode: 'native',
     nativeUsage: (response) => usageOf(response.usage),
     estimateNative: () => estimatedUsage(inputTokens, 0),
     presentNative: (response, cost) => ({ ...response, model: shownModel, usage: usageWithCost(response.usage, cost) }),
     observeNative: () => observeResponsesStream({ shownModel, inputTokens, usageOf }),
-    encodeAnswer: (answer, cost) => encodeResponse(answer, shownModel, cost),
-    encodeStream: () => new ResponsesStreamEncoder(shownModel),
   }
 }

@@ -1,7 +1,7 @@
 import { chargePerMillion } from '../../billing/pricing'
-import { planRoutes } from '../../dispatch/dispatcher'
-import { deliverPriced, type MediaRoute, mediaRoute, resolveTypedModel } from '../../dispatch/priced'
 import type { Surface } from '../../dispatch/surface'
+import { type MediaRoute, mediaRoute } from '../routes'
+import { resolveTypedModel } from '../typed-model'
 import { SPEECH_TYPES, type SpeechBody } from './schema'
 
 /**
@@ -16,16 +16,20 @@ export const speechSurface: Surface<SpeechBody, MediaRoute> = {
     const resolved = await resolveTypedModel(services, caller, body.model, 'speech', '/v1/audio/speech')
     const { model } = resolved
     return {
-      modelId: model.id,
-      routes: planRoutes(services, resolved, mediaRoute),
-      holdAmount: chargePerMillion(model.pricing.inputChars, characters),
-      send: (route, target) => route.media.send(target, '/audio/speech', JSON.stringify({ ...body, model: route.upstreamModel })),
-      deliver: (call, answer) =>
-        deliverPriced(call, answer, async (response) => ({
+      model: resolved,
+      usable: mediaRoute,
+      call: (routes) => ({
+        kind: 'priced',
+        modelId: model.id,
+        routes,
+        holdAmount: chargePerMillion(model.pricing.inputChars, characters),
+        send: (route, target) => route.media.send(target, '/audio/speech', JSON.stringify({ ...body, model: route.upstreamModel })),
+        price: async (response) => ({
           cost: () => chargePerMillion(model.pricing.inputChars, characters),
           usage: { input_characters: characters },
           respond: () => new Response(response.body, { headers: { 'content-type': SPEECH_TYPES[format] } }),
-        })),
+        }),
+      }),
     }
   },
 }

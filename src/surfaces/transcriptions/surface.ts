@@ -3,11 +3,11 @@ import { estimateTextTokens } from '../../billing/estimator'
 import { chargePerMillion, chargePerMinute } from '../../billing/pricing'
 import { trustedCount, trustedSeconds } from '../../billing/usage-guard'
 import type { ModelEntry } from '../../catalog/catalog-schema'
-import { planRoutes } from '../../dispatch/dispatcher'
-import { deliverPriced, type MediaRoute, mediaRoute, type PricedAnswer, resolveTypedModel } from '../../dispatch/priced'
-import type { Surface } from '../../dispatch/surface'
+import type { PricedAnswer, Surface } from '../../dispatch/surface'
 import { RequestTooLargeError } from '../../errors/kinds'
 import { jsonObject, readJsonObject, usageWithCost } from '../../streaming/upstream-json'
+import { type MediaRoute, mediaRoute } from '../routes'
+import { resolveTypedModel } from '../typed-model'
 import type { TranscriptionBody } from './schema'
 
 /** Holds assume this much transcript per minute of audio: fast speech, in tokens. */
@@ -29,21 +29,26 @@ export const transcriptionSurface: Surface<TranscriptionBody, MediaRoute> = {
     const resolved = await resolveTypedModel(services, caller, body.model, 'transcription', '/v1/audio/transcriptions')
     const { model } = resolved
     return {
-      modelId: model.id,
-      routes: planRoutes(services, resolved, mediaRoute),
-      holdAmount:
-        chargePerMinute(model.pricing.audioMinute, seconds) + chargePerMillion(model.pricing.output, Math.ceil((seconds / 60) * TRANSCRIPT_TOKENS_PER_MINUTE)),
-      send: (route, target) => route.media.send(target, '/audio/transcriptions', transcriptionForm(body, route.upstreamModel)),
-      deliver: (call, answer) => deliverPriced(call, answer, (response) => priceTranscript(model, response, measuredSeconds)),
+      model: resolved,
+      usable: mediaRoute,
+      call: (routes) => ({
+        kind: 'priced',
+        modelId: model.id,
+        routes,
+        holdAmount:
+          chargePerMinute(model.pricing.audioMinute, seconds) +
+          chargePerMillion(model.pricing.output, Math.ceil((seconds / 60) * TRANSCRIPT_TOKENS_PER_MINUTE)),
+        send: (route, target) => route.media.send(target, '/audio/transcriptions', transcriptionForm(body, route.upstreamModel)),
+        price: (response) => priceTranscript(model, response, measuredSeconds),
+      }),
     }
   },
 }
 
 /** The client's form as it came, the model replaced by the route's. */
 function transcriptionForm(body: TranscriptionBody, model: string): FormData {
-  const fields: Record<string, unknown> = body
   const form = new FormData()
-  for (const [name, value] of Object.entries(fields)) {
+  for (const [name, value] of Object.entries(body)) {
     if (name === 'model') continue
     const items: unknown[] = Array.isArray(value) ? value : [value]
     for (const item of items) {

@@ -1,12 +1,11 @@
 import { chargePerSecond } from '../../billing/pricing'
-import type { VideoOutcome, VideoRequest } from '../../canonical/video'
-import { planRoutes } from '../../dispatch/dispatcher'
-import { resolveTypedModel } from '../../dispatch/priced'
-import type { NonEmpty, Surface } from '../../dispatch/surface'
-import { runVideoJob, type VideoRoute, videoRoute } from '../../dispatch/video-job'
-import { GatewayError } from '../../errors/gateway-error'
-import { ClientClosedError, ContentPolicyError, UpstreamError, UpstreamTimeoutError } from '../../errors/kinds'
+import type { VideoOutcome } from '../../canonical/video'
+import type { ModelEntry } from '../../catalog/catalog-schema'
+import type { PricedAnswer, Surface, VideoRoute } from '../../dispatch/surface'
+import { ContentPolicyError } from '../../errors/kinds'
 import { scrubCredentials } from '../../util/scrub-credentials'
+import { videoRoute } from '../routes'
+import { resolveTypedModel } from '../typed-model'
 import { decodeVideoRequest } from './decode'
 import type { VideoBody } from './schema'
 
@@ -22,57 +21,39 @@ export const videos: Surface<VideoBody, VideoRoute> = {
     const resolved = await resolveTypedModel(services, caller, body.model, 'video', '/v1/videos/generations')
     const { model } = resolved
     const request = decodeVideoRequest(body, model)
-    const routes = planRoutes(services, resolved, videoRoute)
     return {
-      modelId: model.id,
-      routes,
-      holdAmount: chargePerSecond(model.pricing.videoSecond, request.durationSeconds),
-      async run(call, clientSignal) {
-        const { route, outcome } = await firstVideo(routes, request, clientSignal)
-        if (outcome.kind === 'blocked') {
-          // Not billed (the dispatcher releases the hold); the reason is the upstream's text,
-          // scrubbed like every upstream message a client reads.
-          throw new ContentPolicyError(`The provider's safety filters withheld the video: ${scrubCredentials(outcome.reason)}`)
-        }
-        const seconds = outcome.durationSeconds ?? request.durationSeconds
-        const settled = await call.settleCost(route, () => chargePerSecond(model.pricing.videoSecond, seconds), {
-          video_seconds: seconds,
-          source: outcome.durationSeconds === undefined ? 'requested' : 'provider',
-        })
-        return Response.json({
-          created: Math.floor(Date.now() / 1000),
-          model: model.id,
-          data: [{ ...(outcome.data ? { b64_json: outcome.data } : {}), ...(outcome.url ? { url: outcome.url } : {}), mime_type: outcome.mimeType }],
-          ...(outcome.durationSeconds === undefined ? {} : { duration_seconds: outcome.durationSeconds }),
-          usage: { video_seconds: seconds, cost: settled.cost },
-        })
-      },
+      model: resolved,
+      usable: videoRoute,
+      call: (routes) => ({
+        kind: 'video',
+        modelId: model.id,
+        routes,
+        holdAmount: chargePerSecond(model.pricing.videoSecond, request.durationSeconds),
+        job: request,
+        price: (outcome) => priceVideo(model, outcome, request.durationSeconds),
+      }),
     }
   },
 }
 
-/**
- * Runs the job on each route in order until one finishes. A retryable GatewayError moves on to
- * the next route; a job past its deadline has had its time, and a client that left starts no
- * further job (nobody would pay for it): both end the search, as does any other failure.
- */
-async function firstVideo(
-  routes: NonEmpty<VideoRoute>,
-  request: VideoRequest,
-  clientSignal: AbortSignal,
-): Promise<{ route: VideoRoute; outcome: VideoOutcome }> {
-  let lastError: unknown
-  for (const route of routes) {
-    if (clientSignal.aborted) {
-      lastError ??= new ClientClosedError('The client left before the video job started.')
-      break
-    }
-    try {
-      return { route, outcome: await runVideoJob(route, request, clientSignal) }
-    } catch (error) {
-      lastError = error
-      if (clientSignal.aborted || !(error instanceof GatewayError) || !error.retryable || error instanceof UpstreamTimeoutError) break
-    }
+/** The seconds the provider reports, else the requested (snapped) ones; a safety block is not billed. */
+function priceVideo(model: ModelEntry, outcome: VideoOutcome, requestedSeconds: number): PricedAnswer {
+  if (outcome.kind === 'blocked') {
+    // Not billed (the dispatcher releases the hold); the reason is the upstream's text,
+    // scrubbed like every upstream message a client reads.
+    throw new ContentPolicyError(`The provider's safety filters withheld the video: ${scrubCredentials(outcome.reason)}`)
   }
-  throw lastError instanceof GatewayError ? lastError : new UpstreamError('The video generation failed upstream.', { cause: lastError })
+  const seconds = outcome.durationSeconds ?? requestedSeconds
+  return {
+    cost: () => chargePerSecond(model.pricing.videoSecond, seconds),
+    usage: { video_seconds: seconds, source: outcome.durationSeconds === undefined ? 'requested' : 'provider' },
+    respond: (cost) =>
+      Response.json({
+        created: Math.floor(Date.now() / 1000),
+        model: model.id,
+        data: [{ ...(outcome.data ? { b64_json: outcome.data } : {}), ...(outcome.url ? { url: outcome.url } : {}), mime_type: outcome.mimeType }],
+        ...(outcome.durationSeconds === undefined ? {} : { duration_seconds: outcome.durationSeconds }),
+        usage: { video_seconds: seconds, cost },
+      }),
+  }
 }

@@ -1,5 +1,5 @@
 import type { Static, TSchema } from '@sinclair/typebox'
-import { describeSchemaError, firstSchemaError } from './util/schema-errors'
+import { describeSchemaError, firstSchemaError } from '../util/schema-errors'
 
 /** A setting the gateway cannot start with: the message names where it is and what is wrong. */
 export class ConfigError extends Error {}

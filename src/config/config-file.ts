@@ -1,14 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs'
-import { creditsToMicros } from './billing/money'
-import { builtinCatalog } from './catalog/builtin'
-import { type CatalogFile, CatalogFileSchema, type ProviderEntry } from './catalog/catalog-schema'
-import type { Env, ProviderConfig, ServiceAccount } from './config'
+import { creditsToMicros } from '../billing/money'
+import { builtinCatalog } from '../catalog/builtin'
+import { type CatalogFile, CatalogFileSchema } from '../catalog/catalog-schema'
+import { pointerToPath } from '../util/json-pointer'
 import { ConfigError, checkConfig } from './config-error'
-import { adapterFor } from './providers/registry'
-import { pointerToPath } from './util/json-pointer'
+import type { Env } from './environment'
 
-// The config file (docs/configuration.md#config-file): where a start finds it, and the catalogue and
-// the providers it declares, checked.
+// The config file (docs/configuration.md#config-file): where a start finds it, and the catalogue it
+// declares, checked (its providers are resolved by providers.ts).
 
 /** The source named for the built-in catalogue, when no config file is read. */
 export const BUILTIN_SOURCE = 'built-in catalogue'
@@ -77,52 +76,4 @@ function checkReferences(catalog: CatalogFile, file: string): void {
       if (!chatModels.has(target)) fail(`aliases[${index}].targets[${targetIndex}]`, `"${target}" is not a chat model of this catalogue`)
     })
   })
-}
-
-/**
- * Each entry with its credential, defaults and a `baseUrl` without trailing slashes (adapters
- * append paths to it as it is), checked by its API's adapter for what that API requires.
- */
-export function resolveProviders(entries: Record<string, ProviderEntry>, env: Env, source: string): Map<string, ProviderConfig> {
-  const providers = new Map<string, ProviderConfig>()
-  for (const [name, entry] of Object.entries(entries)) {
-    const credentialEnv = entry.api === 'vertex' ? entry.accessTokenEnv : entry.apiKeyEnv
-    const credential = entry.apiKey ?? (credentialEnv ? env[credentialEnv] : undefined)
-    const serviceAccount = entry.serviceAccountKeyFile ? readServiceAccount(entry.serviceAccountKeyFile, `providers.${name}.serviceAccountKeyFile`) : undefined
-    const needsCredential = entry.apiKey !== undefined || credentialEnv !== undefined || serviceAccount !== undefined
-    const provider: ProviderConfig = {
-      ...entry,
-      baseUrl: entry.baseUrl.replace(/\/+$/, ''),
-      name,
-      credential,
-      serviceAccount,
-      configured: !needsCredential || credential !== undefined || serviceAccount !== undefined,
-      pollIntervalMs: entry.pollIntervalMs ?? 5000,
-      timeoutMs: entry.timeoutMs ?? 600_000,
-      jobTimeoutMs: entry.jobTimeoutMs ?? 900_000,
-      streamIdleTimeoutMs: entry.streamIdleTimeoutMs ?? 120_000,
-    }
-    const [problem] = adapterFor(provider).checkConfig(provider)
-    if (problem) throw new ConfigError(`${source}: providers.${name}${problem.field ? `.${problem.field}` : ''}: ${problem.message}`)
-    providers.set(name, provider)
-  }
-  return providers
-}
-
-/** A Google service-account key file: the fields token signing needs, checked at start. */
-function readServiceAccount(path: string, field: string): ServiceAccount {
-  let key: { client_email?: unknown; private_key?: unknown; token_uri?: unknown }
-  try {
-    key = JSON.parse(readFileSync(path, 'utf8'))
-  } catch {
-    throw new ConfigError(`${field}: cannot read a JSON key from ${path}`)
-  }
-  if (typeof key.client_email !== 'string' || typeof key.private_key !== 'string') {
-    throw new ConfigError(`${field}: ${path} has no client_email and private_key`)
-  }
-  return {
-    clientEmail: key.client_email,
-    privateKey: key.private_key,
-    tokenUri: typeof key.token_uri === 'string' ? key.token_uri : 'https://oauth2.googleapis.com/token',
-  }
 }

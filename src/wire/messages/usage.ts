@@ -1,0 +1,55 @@
+import { type Static, Type } from '@sinclair/typebox'
+import { reportedCount, type Usage } from '../../canonical/usage'
+import { decodeWire, WireCount } from '../decode'
+
+/**
+ * A messages `usage` object (https://docs.claude.com/en/api/messages) and its canonical
+ * reading, both ways. Anthropic reports input apart from cache reads and writes already; web
+ * searches made by the server tool come in `server_tool_use`.
+ */
+export const MessagesUsage = Type.Object({
+  input_tokens: WireCount,
+  output_tokens: WireCount,
+  cache_creation_input_tokens: WireCount,
+  cache_read_input_tokens: WireCount,
+  server_tool_use: Type.Optional(Type.Union([Type.Object({ web_search_requests: WireCount }), Type.Null()])),
+})
+export type MessagesUsage = Static<typeof MessagesUsage>
+
+/** The counts the gateway shows a client. */
+export interface MessagesUsageCounts {
+  input_tokens: number
+  cache_creation_input_tokens: number
+  cache_read_input_tokens: number
+  output_tokens: number
+}
+
+/** The usage shown when a call is settled: the counts and what the call cost. */
+export type MessagesUsageShown = MessagesUsageCounts & { cost: number }
+
+/** Whether a count is there at all: absent and null are not reported, anything else is (billing judges it). */
+const reported = (count: unknown) => count !== undefined && count !== null
+
+/** An upstream's usage object as canonical usage; undefined when it reports neither input nor output. */
+export function usageFromMessages(raw: unknown): Usage | undefined {
+  if (raw === undefined || raw === null) return undefined
+  const usage = decodeWire(MessagesUsage, raw, 'messages usage')
+  if (!reported(usage.input_tokens) && !reported(usage.output_tokens)) return undefined
+  return {
+    inputTokens: reportedCount(usage.input_tokens),
+    outputTokens: reportedCount(usage.output_tokens),
+    cacheReadTokens: reportedCount(usage.cache_read_input_tokens),
+    cacheWriteTokens: reportedCount(usage.cache_creation_input_tokens),
+    webSearchRequests: reportedCount(usage.server_tool_use?.web_search_requests),
+  }
+}
+
+/** Canonical usage in the messages format's counts. */
+export function messagesUsageOf(usage: Usage): MessagesUsageCounts {
+  return {
+    input_tokens: usage.inputTokens,
+    cache_creation_input_tokens: usage.cacheWriteTokens,
+    cache_read_input_tokens: usage.cacheReadTokens,
+    output_tokens: usage.outputTokens,
+  }
+}
