@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
-import { sql } from 'drizzle-orm'
+import { type Query, type SQL, sql } from 'drizzle-orm'
 import { queryRows } from '../../src/db/rows'
-import { testDatabases } from '../support/databases'
+import { type FreshDatabase, testDatabases } from '../support/databases'
 import { bearer } from '../support/gateway'
 import { gatewaySuite } from '../support/gateway-suite'
 import { expectBooksBalance } from '../support/ledger-checks'
@@ -14,8 +14,27 @@ import { expectBooksBalance } from '../support/ledger-checks'
  */
 for (const kind of testDatabases) {
   describe(`durable settlement (${kind.kind})`, () => {
-    const suite = gatewaySuite(kind, { interruptible: {} })
-    const outage = { start: () => suite.connection.cut(), end: () => suite.connection.restore() }
+    /** Billing statements that failed: a closing's first attempt and each of its retries during an outage. */
+    let failedStatements = 0
+    const counted =
+      (database: FreshDatabase) =>
+      <Row>(query: SQL | Query): Promise<Row[]> =>
+        database.rows<Row>(query).catch((error: unknown) => {
+          failedStatements++
+          throw error
+        })
+    const suite = gatewaySuite(kind, { interruptible: {}, handle: (database) => ({ rows: counted(database) }) })
+    const outage = {
+      start: () => {
+        failedStatements = 0
+        suite.connection.cut()
+      },
+      end: () => suite.connection.restore(),
+      /** Until the closing has failed and been retried (and failed again): the outage outlasts a retry. */
+      async outlastARetry() {
+        for (let waited = 0; failedStatements < 2 && waited < 10_000; waited += 10) await Bun.sleep(10)
+      },
+    }
 
     const heldOn = async (accountId: string) => {
       const [row] = await queryRows<{ held: string }>(
@@ -54,9 +73,9 @@ for (const kind of testDatabases) {
           .map((event) => event.slice(6))
         expect(payloads.at(-1)).toBe('[DONE]')
         expect(JSON.parse(payloads.at(-2)!).usage.cost).toBe(cost)
-        // Not settled yet: the hold is still open in the suite.database.
+        // Not settled yet: the hold is still open in the database.
         expect(await heldOn(accountId)).toBeGreaterThan(0n)
-        await Bun.sleep(1500)
+        await outage.outlastARetry()
       } finally {
         outage.end()
       }
@@ -90,7 +109,7 @@ for (const kind of testDatabases) {
         }
         expect(text).toContain('"error"')
         expect(text).not.toContain('[DONE]')
-        await Bun.sleep(1000)
+        await outage.outlastARetry()
       } finally {
         outage.end()
       }

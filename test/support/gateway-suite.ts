@@ -64,7 +64,11 @@ export interface GatewaySuiteOptions {
   mockUpstream?: false
   /** The block starts its gateways itself, with `instance()`: none is started before its tests. */
   gateway?: false
-  /** Parts of the gateways' database handle replaced (a statement runner that watches, or fails), made once the database is open. */
+  /**
+   * Parts of the gateways' database handle replaced (a statement runner that watches, or fails),
+   * made once the database is open from the handle they would use otherwise (with
+   * `interruptible`, the connection the test cuts).
+   */
   handle?: (database: FreshDatabase) => Partial<DatabaseHandle>
   /** The clock of the suite's gateways (instances may have their own). */
   now?: () => number
@@ -125,7 +129,7 @@ export function gatewaySuite(kind: TestDatabase, options: GatewaySuiteOptions = 
           })
         : options.env),
     }
-    replaced = options.handle?.(database)
+    replaced = options.handle?.({ ...database, ...connection?.handle })
     if (options.gateway !== false) harness = startGateway({ ...database, ...connection?.handle, ...replaced }, { config: testConfig(env), now: options.now })
     const served = options.served ? harness : undefined
     if (served) {
