@@ -7,7 +7,7 @@ import { type InterruptibleDatabase, interruptible } from './interruptible-datab
 import { mockCatalogEnv } from './mock-catalog'
 import { type GatewayProcess, startGatewayProcess } from './process'
 
-/** What one describe block works with: its own fresh database, a gateway on it, and a mock upstream the catalogue points at. */
+/** What one describe block works with: its own fresh database, a gateway on it (or several), and a mock upstream the catalogue points at. */
 export interface GatewaySuite {
   readonly database: FreshDatabase
   /** The gateway started before the block's tests (none with `gateway: false`). */
@@ -77,20 +77,20 @@ export interface GatewaySuiteOptions {
 export interface InstanceOptions {
   /** Environment over the suite's. */
   env?: Record<string, string | undefined>
-  /** The mock catalogue with these provider fields, for this instance only. */
-  providerSettings?: Record<string, Record<string, unknown>>
   /** Its clock; the suite's by default. */
   now?: () => number
   /** Parts of the database handle replaced, over the suite's (a connection of its own, say). */
   handle?: Partial<DatabaseHandle>
-  /** How long a user-token verifier waits before fetching the keys again (startGateway's). */
-  refetchCooldownMs?: number
 }
 
 /**
- * Registers the set-up and tear-down of a GatewaySuite in the calling describe block: the
- * mock catalogue's providers all point at one mock upstream, or its second providers at a
- * second one.
+ * Registers the set-up and tear-down of a GatewaySuite in the calling describe block (or file):
+ * the mock catalogue's providers all point at one mock upstream, or its second providers at a
+ * second one. One shape for every test that starts a gateway: one gateway per block, several
+ * instances on one database (`instance()`, with `gateway: false` when each test starts its
+ * own), the gateway over real HTTP (`served`), or gateway processes (`process()`). Everything it
+ * started is stopped after the block, in order: processes, gateways, connections, upstreams, the
+ * database.
  */
 export function gatewaySuite(kind: TestDatabase, options: GatewaySuiteOptions = {}): GatewaySuite {
   let database: FreshDatabase | undefined
@@ -110,8 +110,7 @@ export function gatewaySuite(kind: TestDatabase, options: GatewaySuiteOptions = 
     if (!database) throw new Error('the suite has not started')
     return database
   }
-  const catalogEnv = (providerSettings = options.providerSettings) =>
-    upstream ? mockCatalogEnv(upstream.baseUrl, (second ?? upstream).baseUrl, providerSettings) : {}
+  const catalogEnv = () => (upstream ? mockCatalogEnv(upstream.baseUrl, (second ?? upstream).baseUrl, options.providerSettings) : {})
   // Unpacking a database on a busy machine can take seconds.
   beforeAll(async () => {
     upstream?.start()
@@ -149,7 +148,7 @@ export function gatewaySuite(kind: TestDatabase, options: GatewaySuiteOptions = 
   // Closing a Postgres pool whose connection a cut left behind can wait out its 5 s grace.
   afterAll(async () => {
     server?.stop(true)
-    await Promise.all(processes.map((process) => (process.child.exitCode === null ? process.stop() : process.child.exited)))
+    await Promise.all(processes.map((child) => (child.child.exitCode === null ? child.stop() : child.child.exited)))
     for (const instance of instances) instance.services.close()
     harness?.services.close()
     await connection?.close()
@@ -187,13 +186,11 @@ export function gatewaySuite(kind: TestDatabase, options: GatewaySuiteOptions = 
       return second
     },
     instance(instance = {}) {
-      const catalog = instance.providerSettings ? catalogEnv({ ...options.providerSettings, ...instance.providerSettings }) : {}
       const gateway = startGateway(
         { ...started(), ...connection?.handle, ...replaced, ...instance.handle },
         {
-          config: testConfig({ ...env, ...catalog, ...instance.env }),
+          config: testConfig({ ...env, ...instance.env }),
           now: instance.now ?? options.now,
-          refetchCooldownMs: instance.refetchCooldownMs,
         },
       )
       instances.push(gateway)
@@ -208,9 +205,9 @@ export function gatewaySuite(kind: TestDatabase, options: GatewaySuiteOptions = 
       const url = started().url
       if (!url) throw new Error('a gateway process needs a database it can reach: Postgres')
       const defined = Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined))
-      const process = await startGatewayProcess({ ...defined, DATABASE_URL: url, TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, ...extra })
-      processes.push(process)
-      return process
+      const child = await startGatewayProcess({ ...defined, DATABASE_URL: url, TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, ...extra })
+      processes.push(child)
+      return child
     },
   }
   return suite
