@@ -11,10 +11,11 @@ import { literalOf, PglitePrepared } from '../../src/db/pglite-prepared'
 let client: PGlite
 let prepared: PglitePrepared
 
+// A new embedded database (initdb) takes seconds on a busy machine.
 beforeAll(async () => {
   client = await PGlite.create()
   prepared = new PglitePrepared(client)
-})
+}, 60_000)
 afterAll(async () => {
   await client.close()
 })

@@ -10,10 +10,11 @@ import { rejectionOf } from '../support/rejection'
  */
 let thread: PgliteThread
 
+// A new embedded database (initdb on its thread) takes seconds on a busy machine.
 beforeAll(async () => {
   thread = await PgliteThread.open(undefined)
   await thread.exec('create table items (id int primary key, note text)')
-})
+}, 60_000)
 afterAll(async () => {
   await thread.close()
 })
@@ -97,5 +98,5 @@ describe('PgliteThread', () => {
     const error = await rejectionOf(closed.query('select 1'))
     expect(isTransientDatabaseError(error)).toBe(false)
     expect(String(error)).toContain('closed')
-  })
+  }, 60_000)
 })

@@ -229,7 +229,7 @@ describe('GET /metrics after known traffic', () => {
     }
     for (const value of values) expect(value).not.toContain('nothing-here')
     const labelNames = new Set(exposition.samples.flatMap((sample) => Object.keys(sample.labels)))
-    const allowed = new Set(['kind', 'le', 'limit', 'model', 'operation', 'outcome', 'provider', 'route', 'status'])
+    const allowed = new Set(['kind', 'le', 'limit', 'model', 'operation', 'outcome', 'provider', 'reason', 'route', 'status'])
     expect([...labelNames].filter((name) => !allowed.has(name))).toEqual([])
   })
 })
