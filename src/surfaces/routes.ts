@@ -1,5 +1,6 @@
-import type { AnswerShape, Route, TranslatedEncoding, VideoRoute } from '../dispatch/surface'
+import type { AnswerShape, PricedCall, Route, SurfacePlan, TranslatedEncoding, VideoRoute } from '../dispatch/surface'
 import type { MediaCapability, TranslateCapability } from '../providers/adapter'
+import type { CatalogueModel } from './typed-model'
 
 /**
  * How a surface reaches a route, shaped from what the route's API can do: each surface's plan
@@ -40,6 +41,11 @@ export type MediaRoute = Route & { media: MediaCapability }
 export function mediaRoute(route: Route): MediaRoute | undefined {
   const { media } = route.adapter
   return media ? { ...route, media } : undefined
+}
+
+/** The plan of a media surface (images, speech, transcriptions): the model's media routes, priced by what came back. */
+export function mediaPlan(resolved: CatalogueModel, call: Pick<PricedCall<MediaRoute>, 'holdAmount' | 'send' | 'price'>): SurfacePlan<MediaRoute> {
+  return { model: resolved, usable: mediaRoute, call: (routes) => ({ kind: 'priced', modelId: resolved.model.id, routes, ...call }) }
 }
 
 /** The route when its API has the video capability, else unusable. */

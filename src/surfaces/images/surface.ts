@@ -1,7 +1,7 @@
 import { chargePerUnit } from '../../billing/pricing'
 import type { Surface } from '../../dispatch/surface'
 import { readJsonObject, usageWithCost } from '../../streaming/upstream-json'
-import { type MediaRoute, mediaRoute } from '../routes'
+import { type MediaRoute, mediaPlan } from '../routes'
 import { resolveTypedModel } from '../typed-model'
 import type { ImagesBody } from './schema'
 
@@ -14,25 +14,18 @@ export const imagesSurface: Surface<ImagesBody, MediaRoute> = {
   async plan(services, { caller, body }) {
     const resolved = await resolveTypedModel(services, caller, body.model, 'image', '/v1/images/generations')
     const { model } = resolved
-    return {
-      model: resolved,
-      usable: mediaRoute,
-      call: (routes) => ({
-        kind: 'priced',
-        modelId: model.id,
-        routes,
-        holdAmount: chargePerUnit(model.pricing.image, body.n ?? 1),
-        send: (route, target) => route.media.send(target, '/images/generations', JSON.stringify({ ...body, model: route.upstreamModel })),
-        async price(response) {
-          const reply = await readJsonObject(response)
-          const images = Array.isArray(reply.data) ? reply.data.length : 0
-          return {
-            cost: () => chargePerUnit(model.pricing.image, images),
-            usage: { images },
-            respond: (cost) => Response.json({ ...reply, usage: usageWithCost(reply.usage, cost) }),
-          }
-        },
-      }),
-    }
+    return mediaPlan(resolved, {
+      holdAmount: chargePerUnit(model.pricing.image, body.n ?? 1),
+      send: (route, target) => route.media.send(target, '/images/generations', JSON.stringify({ ...body, model: route.upstreamModel })),
+      async price(response) {
+        const reply = await readJsonObject(response)
+        const images = Array.isArray(reply.data) ? reply.data.length : 0
+        return {
+          cost: () => chargePerUnit(model.pricing.image, images),
+          usage: { images },
+          respond: (cost) => Response.json({ ...reply, usage: usageWithCost(reply.usage, cost) }),
+        }
+      },
+    })
   },
 }

@@ -1,6 +1,6 @@
 import { chargePerMillion } from '../../billing/pricing'
 import type { Surface } from '../../dispatch/surface'
-import { type MediaRoute, mediaRoute } from '../routes'
+import { type MediaRoute, mediaPlan } from '../routes'
 import { resolveTypedModel } from '../typed-model'
 import { SPEECH_TYPES, type SpeechBody } from './schema'
 
@@ -15,21 +15,14 @@ export const speechSurface: Surface<SpeechBody, MediaRoute> = {
     const format = body.response_format ?? 'mp3'
     const resolved = await resolveTypedModel(services, caller, body.model, 'speech', '/v1/audio/speech')
     const { model } = resolved
-    return {
-      model: resolved,
-      usable: mediaRoute,
-      call: (routes) => ({
-        kind: 'priced',
-        modelId: model.id,
-        routes,
-        holdAmount: chargePerMillion(model.pricing.inputChars, characters),
-        send: (route, target) => route.media.send(target, '/audio/speech', JSON.stringify({ ...body, model: route.upstreamModel })),
-        price: async (response) => ({
-          cost: () => chargePerMillion(model.pricing.inputChars, characters),
-          usage: { input_characters: characters },
-          respond: () => new Response(response.body, { headers: { 'content-type': SPEECH_TYPES[format] } }),
-        }),
+    return mediaPlan(resolved, {
+      holdAmount: chargePerMillion(model.pricing.inputChars, characters),
+      send: (route, target) => route.media.send(target, '/audio/speech', JSON.stringify({ ...body, model: route.upstreamModel })),
+      price: async (response) => ({
+        cost: () => chargePerMillion(model.pricing.inputChars, characters),
+        usage: { input_characters: characters },
+        respond: () => new Response(response.body, { headers: { 'content-type': SPEECH_TYPES[format] } }),
       }),
-    }
+    })
   },
 }

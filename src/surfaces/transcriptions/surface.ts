@@ -6,7 +6,7 @@ import type { ModelEntry } from '../../catalog/catalog-schema'
 import type { PricedAnswer, Surface } from '../../dispatch/surface'
 import { RequestTooLargeError } from '../../errors/kinds'
 import { jsonObject, readJsonObject, usageWithCost } from '../../streaming/upstream-json'
-import { type MediaRoute, mediaRoute } from '../routes'
+import { type MediaRoute, mediaPlan } from '../routes'
 import { resolveTypedModel } from '../typed-model'
 import type { TranscriptionBody } from './schema'
 
@@ -28,20 +28,12 @@ export const transcriptionSurface: Surface<TranscriptionBody, MediaRoute> = {
     const seconds = Math.ceil(measuredSeconds)
     const resolved = await resolveTypedModel(services, caller, body.model, 'transcription', '/v1/audio/transcriptions')
     const { model } = resolved
-    return {
-      model: resolved,
-      usable: mediaRoute,
-      call: (routes) => ({
-        kind: 'priced',
-        modelId: model.id,
-        routes,
-        holdAmount:
-          chargePerMinute(model.pricing.audioMinute, seconds) +
-          chargePerMillion(model.pricing.output, Math.ceil((seconds / 60) * TRANSCRIPT_TOKENS_PER_MINUTE)),
-        send: (route, target) => route.media.send(target, '/audio/transcriptions', transcriptionForm(body, route.upstreamModel)),
-        price: (response) => priceTranscript(model, response, measuredSeconds),
-      }),
-    }
+    return mediaPlan(resolved, {
+      holdAmount:
+        chargePerMinute(model.pricing.audioMinute, seconds) + chargePerMillion(model.pricing.output, Math.ceil((seconds / 60) * TRANSCRIPT_TOKENS_PER_MINUTE)),
+      send: (route, target) => route.media.send(target, '/audio/transcriptions', transcriptionForm(body, route.upstreamModel)),
+      price: (response) => priceTranscript(model, response, measuredSeconds),
+    })
   },
 }
 
