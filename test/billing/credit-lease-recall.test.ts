@@ -44,19 +44,13 @@ for (const kind of testDatabases) {
     test("a lease on one instance does not refuse another instance's 9.5-credit call on a 10-credit wallet", async () => {
       const a = instance('1')
       const b = instance('1')
-      console.log('t1 start')
       const payer = await walletPayer(a, 10)
-      console.log('t1 payer')
       // B serves a small call from a lease sized for eight such calls (0.88 credits, within the 1-credit cap) and keeps it.
       const small = await b.services.holds.take(request(payer, 110_000n, 1))
-      console.log('took')
       await b.services.holds.settle(small, 110_000n, { output_tokens: 1 })
-      console.log('settled')
       expect(await b.services.holds.landPending(5000)).toBe(true)
-      console.log('landed')
       const held = (await a.admin('GET', `/accounts/${payer.ownerId}`)).json.wallet
       expect(held.held).toBeCloseTo(8 * 0.11 - 0.11, 9)
-      console.log('admin ok')
 
       const started = Date.now()
       const big = await a.services.holds.take(request(payer, (95n * CREDIT) / 10n, 2))

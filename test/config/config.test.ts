@@ -2,9 +2,9 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Catalog } from '../src/catalog/catalog'
-import { loadConfig } from '../src/config/config'
-import { ConfigError } from '../src/config/config-error'
+import { Catalog } from '../../src/catalog/catalog'
+import { loadConfig } from '../../src/config/config'
+import { ConfigError } from '../../src/config/config-error'
 
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-config-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
