@@ -18,14 +18,20 @@ interface DemoProcess {
   /** The gateway's URL without its trailing slash. */
   base: string
   key: string
+  /** Its log lines (stderr) so far. */
+  logs: () => string
 }
 
-/** Starts the demo and reads its stdout until the instructions are complete; the rest is drained. */
+/**
+ * Starts the demo and reads its stdout until the instructions are complete; the rest is drained,
+ * and its log lines are kept (`logs`). It stops without the drain a load balancer needs (TOLLGATE_DRAIN_SECONDS=0), which
+ * test/lifecycle/drain.test.ts tests.
+ */
 async function startDemo(env: Record<string, string>): Promise<DemoProcess> {
   const child = Bun.spawn(['bun', 'src/main.ts', 'demo'], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', TOLLGATE_DRAIN_SECONDS: '0', ...env },
     stdout: 'pipe',
-    stderr: 'inherit',
+    stderr: 'pipe',
   })
   const reader = child.stdout.getReader()
   const decoder = new TextDecoder()
@@ -38,10 +44,15 @@ async function startDemo(env: Record<string, string>): Promise<DemoProcess> {
   void (async () => {
     while (!(await reader.read()).done) {}
   })()
+  let logs = ''
+  const logDecoder = new TextDecoder()
+  void (async () => {
+    for await (const chunk of child.stderr) logs += logDecoder.decode(chunk, { stream: true })
+  })()
   const gateway = output.match(/^Gateway: +(\S+)$/m)?.[1]
   const key = output.match(/^API key: +(tollgate_sk_dev_\S+)$/m)?.[1]
   if (!gateway || !key) throw new Error(`no gateway URL or key in:\n${output}`)
-  return { child, output, base: gateway.replace(/\/$/, ''), key }
+  return { child, output, base: gateway.replace(/\/$/, ''), key, logs: () => logs }
 }
 
 const micros = (credits: number) => Math.round(credits * 1_000_000)
@@ -145,7 +156,7 @@ describe('tollgate demo', () => {
   test('SIGHUP (a closing terminal sends it) keeps the demo catalogue: the key never reaches a real provider', async () => {
     const before = await wallet()
     demo.child.kill('SIGHUP')
-    await Bun.sleep(1000)
+    for (let waited = 0; !demo.logs().includes('config reloaded') && waited < 10_000; waited += 20) await Bun.sleep(20)
     const headers = { authorization: `Bearer ${demo.key}`, 'content-type': 'application/json' }
     const listed = (await (await fetch(`${demo.base}/v1/models`, { headers })).json()) as { data: { id: string }[] }
     const ids = listed.data.map((model) => model.id)

@@ -5,7 +5,7 @@ import { MemoryHitCounter, RateLimiter, RedisHitCounter } from '../auth/rate-lim
 import { type UserTokenOptions, UserTokenVerifier } from '../auth/user-tokens'
 import { UserStore } from '../auth/users'
 import { CreditLeases } from '../billing/credit-lease'
-import { HoldBook } from '../billing/hold-book'
+import { HoldBook, type HoldBookOptions } from '../billing/hold-book'
 import { HoldSweeper } from '../billing/sweeper'
 import { Catalog } from '../catalog/catalog'
 import { CustomModelStore } from '../catalog/custom-models'
@@ -23,6 +23,8 @@ export interface ServiceOptions {
   /** The clock; tests move it. */
   now?: () => number
   userTokens?: UserTokenOptions
+  /** How long a closing's answer is waited for and how its retries back off (the hold book's defaults otherwise); tests of outages shorten them. */
+  closings?: Pick<HoldBookOptions, 'closingAnswerMs' | 'retryDelayMs'>
 }
 
 /** Everything a handler may call, built once per process. Handlers get these, never the framework. */
@@ -79,6 +81,7 @@ export function createServices(options: ServiceOptions): Services {
     now,
     leases,
     leaseChargeGatherMs: CHARGE_GATHER_MS,
+    ...options.closings,
   })
   const sweeper = new HoldSweeper(options.database, {
     ttlMs: options.config.holdTtlMs,

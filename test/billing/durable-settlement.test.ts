@@ -23,7 +23,12 @@ for (const kind of testDatabases) {
           failedStatements++
           throw error
         })
-    const suite = gatewaySuite(kind, { interruptible: {}, handle: (database) => ({ rows: counted(database) }) })
+    // A client waits 200 ms for its closing, and a closing is retried every 50 ms: the outage, not the defaults, sets the pace.
+    const suite = gatewaySuite(kind, {
+      interruptible: {},
+      handle: (database) => ({ rows: counted(database) }),
+      closings: { closingAnswerMs: 200, retryDelayMs: () => 50 },
+    })
     const outage = {
       start: () => {
         failedStatements = 0

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs'
+
 /**
  * Text the token estimate is measured on, one entry per sample, grouped by the class of text it
  * stands for. Prose in English, German and other languages, code in several languages, JSON and
@@ -1102,3 +1104,17 @@ export function corpus(): Sample[] {
   samples.push(...generatedSamples(0x7011_6a7e))
   return samples
 }
+
+/** The repository's own files: documentation, code and JSON as they are today. */
+export function repositorySamples(): Sample[] {
+  const read = (path: string) => readFileSync(path, 'utf8')
+  return [
+    { textClass: 'mixed', name: 'README.md', text: read('README.md') },
+    { textClass: 'code', name: 'src/billing/hold-book.ts', text: read('src/billing/hold-book.ts') },
+    { textClass: 'json', name: 'drizzle/meta/_journal.json', text: read('drizzle/meta/_journal.json') },
+    { textClass: 'mixed', name: 'numbers', text: Array.from({ length: 200 }, (_, index) => (index * 7919).toString()).join(', ') },
+  ]
+}
+
+/** Numbers as JSON values: their estimate is checked against the tokenizer's count of their digits. */
+export const JSON_NUMBERS = [7, 1234567890123, 3.25159265358979, -98765.4321e-12, 2 ** 53]

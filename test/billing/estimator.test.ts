@@ -1,7 +1,4 @@
 import { afterAll, describe, expect, test } from 'bun:test'
-import { readFileSync } from 'node:fs'
-import { Tiktoken } from 'js-tiktoken/lite'
-import o200k from 'js-tiktoken/ranks/o200k_base'
 import {
   boundedTextTokens,
   estimateChatInputTokens,
@@ -10,15 +7,16 @@ import {
   SCANNED_CHARACTERS_PER_REQUEST,
   scanBudget,
 } from '../../src/billing/estimator'
-import { corpus, type Sample, type TextClass } from './estimator-corpus'
+import { corpus, JSON_NUMBERS, repositorySamples, type Sample, type TextClass } from './estimator-corpus'
+import { o200kCount, tokenized } from './o200k-counts'
 
 /**
  * The estimate holds and count_tokens use, against a real BPE tokenizer (OpenAI's o200k): never
  * below it on any sample, whatever the text; at most 35% above on prose and code, where most
  * requests are; and within 3x on the classes a word-free estimate cannot know better (random
- * strings, CJK, other scripts, emoji), bar single words and characters.
+ * strings, CJK, other scripts, emoji), bar single words and characters. The tokenizer's counts
+ * come from o200k-counts.ts.
  */
-const reference = new Tiktoken(o200k)
 
 /** The most the estimate may be above o200k, by class; floors hold for every class. */
 const CEILINGS: Partial<Record<TextClass, number>> = {
@@ -44,19 +42,11 @@ interface Measured extends Sample {
 
 function measure(sample: Sample): Measured {
   const estimate = estimateTextTokens(sample.text)
-  const actual = reference.encode(sample.text).length
+  const actual = o200kCount(sample.text)
   return { ...sample, estimate, actual, ratio: estimate / actual }
 }
 
-/** The repository's own files: documentation, code and JSON as they are today. */
-const repositorySamples: Sample[] = [
-  { textClass: 'mixed', name: 'README.md', text: readFileSync('README.md', 'utf8') },
-  { textClass: 'code', name: 'src/billing/hold-book.ts', text: readFileSync('src/billing/hold-book.ts', 'utf8') },
-  { textClass: 'json', name: 'drizzle/meta/_journal.json', text: readFileSync('drizzle/meta/_journal.json', 'utf8') },
-  { textClass: 'mixed', name: 'numbers', text: Array.from({ length: 200 }, (_, index) => (index * 7919).toString()).join(', ') },
-]
-
-const measured = [...corpus(), ...repositorySamples].map(measure)
+const measured = [...corpus(), ...repositorySamples()].map(measure)
 const classes = [...new Set(measured.map((sample) => sample.textClass))]
 
 const describeRatio = (sample: Measured) => `${sample.name}: ${sample.estimate} for ${sample.actual} (${sample.ratio.toFixed(2)}x)`
@@ -83,6 +73,7 @@ describe('token estimate against o200k', () => {
       return `${textClass.padEnd(8)} ${String(ratios.length).padStart(3)} samples  ${Math.min(...ratios).toFixed(2)}x to ${Math.max(...ratios).toFixed(2)}x`
     })
     console.log(`estimate / o200k by class:\n${rows.join('\n')}`)
+    if (tokenized.texts > 0) console.log(`${tokenized.texts} texts were tokenized afresh: run bun test/billing/o200k-counts.ts to store their counts`)
   })
 })
 
@@ -122,8 +113,8 @@ describe('token estimate', () => {
   })
 
   test('numbers in JSON values count by their digits, never below the tokenizer', () => {
-    for (const value of [7, 1234567890123, 3.25159265358979, -98765.4321e-12, 2 ** 53]) {
-      expect(estimateValueTokens({ n: value }) - estimateTextTokens('n')).toBeGreaterThanOrEqual(reference.encode(String(value)).length)
+    for (const value of JSON_NUMBERS) {
+      expect(estimateValueTokens({ n: value }) - estimateTextTokens('n')).toBeGreaterThanOrEqual(o200kCount(String(value)))
     }
   })
 })

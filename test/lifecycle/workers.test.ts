@@ -107,8 +107,8 @@ describe('serve --workers N', () => {
       const started = target.lines.filter((line) => line.message === 'worker started')
       expect(started).toHaveLength(2)
 
-      // Streams in flight on both workers (the kernel spreads connections): each waits a second between words.
-      upstream.always({ text: 'one two three four five six seven eight', chunkDelayMs: 1000, usage: { prompt_tokens: 10, completion_tokens: 8 } })
+      // Streams in flight on both workers (the kernel spreads connections): each waits 400 ms between words.
+      upstream.always({ text: 'one two three four five six seven eight', chunkDelayMs: 400, usage: { prompt_tokens: 10, completion_tokens: 8 } })
       const ended: string[] = []
       const streams = await Promise.all(
         Array.from({ length: 8 }, async () => {
@@ -130,7 +130,7 @@ describe('serve --workers N', () => {
         }),
       )
       // Kill worker 1; if no stream went through it, worker 2 as well, so some hold is left open.
-      // A whole stream takes 8 s: one that ends within a second of the kill was cut by it.
+      // A whole stream takes 3.2 s, well after the last kill (at most a second after the first).
       const killed: LogLine[] = []
       for (const victim of started) {
         process.kill(victim.pid, 'SIGKILL')

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll } from 'bun:test'
 import type { DatabaseHandle } from '../../src/db/client'
+import type { ServiceOptions } from '../../src/services/services'
 import { MockUpstream } from '../upstream/mock-upstream'
 import type { FreshDatabase, TestDatabase } from './databases'
 import { ADMIN_TOKEN, startGateway, type TestGateway, testConfig } from './gateway'
@@ -72,6 +73,8 @@ export interface GatewaySuiteOptions {
   handle?: (database: FreshDatabase) => Partial<DatabaseHandle>
   /** The clock of the suite's gateways (instances may have their own). */
   now?: () => number
+  /** How the suite's gateways wait for and retry a closing (the hold book's defaults otherwise). */
+  closings?: ServiceOptions['closings']
 }
 
 export interface InstanceOptions {
@@ -129,7 +132,8 @@ export function gatewaySuite(kind: TestDatabase, options: GatewaySuiteOptions = 
         : options.env),
     }
     replaced = options.handle?.({ ...database, ...connection?.handle })
-    if (options.gateway !== false) harness = startGateway({ ...database, ...connection?.handle, ...replaced }, { config: testConfig(env), now: options.now })
+    if (options.gateway !== false)
+      harness = startGateway({ ...database, ...connection?.handle, ...replaced }, { config: testConfig(env), now: options.now, closings: options.closings })
     const served = options.served ? harness : undefined
     if (served) {
       server = Bun.serve({
@@ -191,6 +195,7 @@ export function gatewaySuite(kind: TestDatabase, options: GatewaySuiteOptions = 
         {
           config: testConfig({ ...env, ...instance.env }),
           now: instance.now ?? options.now,
+          closings: options.closings,
         },
       )
       instances.push(gateway)

@@ -1,6 +1,6 @@
 import { createApp, type Gateway } from '../../src/app'
 import { type Config, loadConfig } from '../../src/config/config'
-import { createServices, type Services } from '../../src/services/services'
+import { createServices, type ServiceOptions, type Services } from '../../src/services/services'
 import type { FreshDatabase } from './databases'
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789'
@@ -48,11 +48,15 @@ export const LEASE_MODES = [
   { name: 'exact holds', env: { TOLLGATE_CREDIT_LEASE: '0' } },
 ] as const
 
-export function startGateway(database: FreshDatabase, options: { config?: Config; now?: () => number; refetchCooldownMs?: number } = {}): TestGateway {
+export function startGateway(
+  database: FreshDatabase,
+  options: { config?: Config; now?: () => number; refetchCooldownMs?: number; closings?: ServiceOptions['closings'] } = {},
+): TestGateway {
   const services = createServices({
     config: options.config ?? testConfig(),
     database,
     now: options.now,
+    closings: options.closings,
     userTokens: { refetchCooldownMs: options.refetchCooldownMs ?? 0 },
   })
   const logs: string[] = []

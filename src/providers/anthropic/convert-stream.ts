@@ -13,11 +13,10 @@ import {
   MessageStartEvent,
   SignatureDelta,
   StreamEvent,
-  type StreamUsage,
   TextDelta,
   ThinkingDelta,
 } from '../../wire/messages/stream'
-import { usageFromMessages } from '../../wire/messages/usage'
+import { type MessagesUsage, updateStreamUsage, usageFromMessages } from '../../wire/messages/usage'
 import type { StreamTranslator } from '../adapter'
 
 /**
@@ -32,7 +31,7 @@ export function convertMessagesStream(): StreamTranslator {
 
 class MessagesStreamTranslator implements StreamTranslator {
   private readonly toolIds = new Map<number, string>()
-  private usage: StreamUsage = {}
+  private usage: MessagesUsage = {}
   private finishReason: FinishReason = 'other'
   private stopSequence: string | undefined
   private finished = false
@@ -46,7 +45,7 @@ class MessagesStreamTranslator implements StreamTranslator {
     switch (type) {
       case 'message_start': {
         const { message } = decodeWire(MessageStartEvent, data, what)
-        this.usage = { ...message.usage }
+        updateStreamUsage(this.usage, message.usage)
         return [{ type: 'start', id: message.id ?? 'msg' }]
       }
       case 'content_block_start': {
@@ -62,7 +61,7 @@ class MessagesStreamTranslator implements StreamTranslator {
       }
       case 'message_delta': {
         const delta = decodeWire(MessageDeltaEvent, data, what)
-        for (const [field, value] of Object.entries(delta.usage ?? {})) if (value !== null && value !== undefined) this.usage[field] = value
+        updateStreamUsage(this.usage, delta.usage)
         this.finishReason = finishReasonOf(delta.delta.stop_reason)
         if (typeof delta.delta.stop_sequence === 'string') this.stopSequence = delta.delta.stop_sequence
         return []

@@ -5,7 +5,7 @@ import { errorBody } from '../../errors/render'
 import { type FramedSseEvent, writeSse } from '../../streaming/sse'
 import type { UpstreamObject } from '../../streaming/upstream-json'
 import { isRecord, parseJsonObject } from '../../util/is-record'
-import type { StreamUsage } from '../../wire/messages/stream'
+import { type MessagesUsage, updateStreamUsage } from '../../wire/messages/usage'
 
 export interface MessagesStreamView {
   /** The model id the client asked for, shown in message_start whichever route served. */
@@ -22,7 +22,7 @@ export interface MessagesStreamView {
  * message_stop.
  */
 export function observeMessagesStream(view: MessagesStreamView): StreamObserver<FramedSseEvent> {
-  const reported: StreamUsage = {}
+  const reported: MessagesUsage = {}
   let streamedTokens = 0
   let pendingDelta: UpstreamObject | undefined
 
@@ -49,7 +49,7 @@ export function observeMessagesStream(view: MessagesStreamView): StreamObserver<
           return { kind: 'fail', cause: data.error }
         case 'message_start': {
           const message = isRecord(data.message) ? data.message : {}
-          if (isRecord(message.usage)) Object.assign(reported, message.usage)
+          updateStreamUsage(reported, message.usage)
           return write(writeSse({ event: event.event, data: JSON.stringify({ ...data, message: { ...message, model: view.shownModel } }) }))
         }
         case 'content_block_delta':
@@ -57,7 +57,7 @@ export function observeMessagesStream(view: MessagesStreamView): StreamObserver<
           return passOn(event)
         case 'message_delta': {
           // Cumulative: later figures replace earlier ones; absent ones keep message_start's.
-          if (isRecord(data.usage)) for (const [field, value] of Object.entries(data.usage)) if (value !== null && value !== undefined) reported[field] = value
+          updateStreamUsage(reported, data.usage)
           const previous = pendingDelta
           pendingDelta = data
           return previous ? write(writeSse({ event: 'message_delta', data: JSON.stringify(previous) })) : write()

@@ -27,14 +27,10 @@ export const ThinkingDelta = Type.Object({ type: Type.Literal('thinking_delta'),
 export const SignatureDelta = Type.Object({ type: Type.Literal('signature_delta'), signature: Type.String() })
 export const InputJsonDelta = Type.Object({ type: Type.Literal('input_json_delta'), partial_json: Type.String() })
 
-/** The usage counts of a stream event, as an upstream sends them: any of them may be absent or null. */
-export const StreamUsage = Type.Record(Type.String(), Type.Unknown())
-export type StreamUsage = Static<typeof StreamUsage>
-
-/** `usage` here is cumulative, and may repeat the input counts (or send them as null). */
+/** `usage` here is cumulative, and may repeat the input counts (or send them as null): updateStreamUsage reads it. */
 export const MessageDeltaEvent = Type.Object({
   delta: Type.Object({ stop_reason: NullableString, stop_sequence: NullableString }),
-  usage: Type.Optional(Type.Union([StreamUsage, Type.Null()])),
+  usage: Type.Optional(Type.Union([MessagesUsage, Type.Null()])),
 })
 
 export const ErrorEvent = Type.Object({ error: Type.Optional(Type.Object({ type: Type.Optional(Type.String()), message: Type.Optional(Type.String()) })) })

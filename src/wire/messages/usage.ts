@@ -27,6 +27,19 @@ export interface MessagesUsageCounts {
 /** The usage shown when a call is settled: the counts and what the call cost. */
 export type MessagesUsageShown = MessagesUsageCounts & { cost: number }
 
+const USAGE_FIELDS = ['input_tokens', 'output_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens', 'server_tool_use'] as const
+
+/**
+ * A stream's usage so far, updated by an event's `usage`: message_start's counts, then each
+ * message_delta's (cumulative: a figure it reports replaces the earlier one, one it leaves out
+ * or sends as null keeps it). Read unchecked, like the stream; usageFromMessages checks it.
+ */
+export function updateStreamUsage(soFar: MessagesUsage, reported: unknown): void {
+  if (typeof reported !== 'object' || reported === null) return
+  const update: MessagesUsage = reported
+  for (const field of USAGE_FIELDS) if (update[field] !== undefined && update[field] !== null) soFar[field] = update[field]
+}
+
 /** Whether a count is there at all: absent and null are not reported, anything else is (billing judges it). */
 const reported = (count: unknown) => count !== undefined && count !== null
 
