@@ -1,4 +1,5 @@
 import type { ResolvedModel } from '../catalog/resolve-model'
+import type { RouteCooldowns } from '../catalog/route-cooldowns'
 import { GatewayError } from '../errors/gateway-error'
 import { NoRouteAvailableError, UpstreamError, UpstreamTimeoutError } from '../errors/kinds'
 import type { RequestRecord } from '../observability/request-record'
@@ -8,7 +9,6 @@ import { readWithinSilence } from '../streaming/idle-timeout'
 import { readJsonObjectBytes } from '../streaming/upstream-json'
 import { BilledCall } from './billed-call'
 import { deliverPriced } from './priced'
-import type { RouteCooldowns } from './route-cooldowns'
 import { observeTranslated, relayStream } from './stream-relay'
 import { sseSource, upstreamBodyOf } from './stream-sources'
 import type { ConversationEncoding, NonEmpty, Route, Surface, SurfaceRequest, UpstreamAnswer } from './surface'
@@ -57,7 +57,7 @@ export async function dispatch<Body, R extends Route>(services: DispatchServices
  * config order; an alias's targets in order, each with its routes. `usable` keeps a route
  * (shaped as the surface reaches it) when its provider is configured and its API can serve the
  * surface. None is 503 no_route_available. Routes cooling down are left out while another
- * remains (route-cooldowns.ts).
+ * remains (catalog/route-cooldowns.ts).
  */
 function planRoutes<R extends Route>(
   services: Pick<DispatchServices, 'catalog' | 'routeCooldowns'>,

@@ -1,10 +1,10 @@
 import type { VideoOutcome, VideoRequest } from '../canonical/video'
+import type { RouteCooldowns, RouteFailure } from '../catalog/route-cooldowns'
 import { GatewayError } from '../errors/gateway-error'
 import { ClientClosedError, UpstreamError, UpstreamTimeoutError } from '../errors/kinds'
 import type { UpstreamTarget } from '../providers/adapter'
 import type { BilledCall } from './billed-call'
 import { settlePriced } from './priced'
-import type { RouteCooldowns, RouteFailure } from './route-cooldowns'
 import type { NonEmpty, VideoCall, VideoRoute } from './surface'
 
 /**
@@ -23,7 +23,7 @@ export async function deliverVideo(call: BilledCall, plan: VideoCall, clientSign
  * the next route; a job past its deadline has had its time, and a client that left starts no
  * further job (nobody would pay for it): both end the search, as does any other failure. A job
  * that finished (a blocked one too) clears its route's failures; one the upstream failed, could
- * not be reached for, or that passed its deadline counts against it (route-cooldowns.ts).
+ * not be reached for, or that passed its deadline counts against it (catalog/route-cooldowns.ts).
  */
 async function firstVideo(
   routes: NonEmpty<VideoRoute>,

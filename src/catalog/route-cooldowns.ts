@@ -1,7 +1,6 @@
 import { logEvent } from '../observability/log'
 import type { ProviderConfig } from '../providers/provider-config'
-import { retryAfterMs } from './retry-after'
-import type { NonEmpty } from './surface'
+import { retryAfterMs } from '../upstream-http/retry-after'
 
 /** Failures in a row that start a route's cooldown. */
 export const FAILURES_TO_COOL = 3
@@ -47,7 +46,7 @@ export class RouteCooldowns {
    * The routes to try, in order: those not cooling down, or all of them when every one is (a
    * route that may be dead beats answering 503 without trying).
    */
-  usable<R extends CooledRoute>(routes: NonEmpty<R>): NonEmpty<R> {
+  usable<R extends CooledRoute>(routes: [R, ...R[]]): [R, ...R[]] {
     const [first, ...rest] = routes.filter((route) => !this.isCooling(route))
     return first === undefined ? routes : [first, ...rest]
   }
