@@ -27,6 +27,7 @@ export function resolveProviders(entries: Record<string, ProviderEntry>, env: En
       timeoutMs: entry.timeoutMs ?? 600_000,
       jobTimeoutMs: entry.jobTimeoutMs ?? 900_000,
       streamIdleTimeoutMs: entry.streamIdleTimeoutMs ?? 120_000,
+      cooldownSeconds: entry.cooldownSeconds ?? 30,
     }
     const [problem] = adapter.checkConfig(provider)
     if (problem) throw new ConfigError(`${source}: providers.${name}${problem.field ? `.${problem.field}` : ''}: ${problem.message}`)

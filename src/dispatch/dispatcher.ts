@@ -1,4 +1,5 @@
 import type { ResolvedModel } from '../catalog/resolve-model'
+import type { RouteCooldowns } from '../catalog/route-cooldowns'
 import { GatewayError } from '../errors/gateway-error'
 import { NoRouteAvailableError, UpstreamError, UpstreamTimeoutError } from '../errors/kinds'
 import type { RequestRecord } from '../observability/request-record'
@@ -14,7 +15,7 @@ import type { ConversationEncoding, NonEmpty, Route, Surface, SurfaceRequest, Up
 import { deliverVideo } from './video-job'
 
 /** What a billed request reaches: the model lookups (catalogue, custom models) and what billing needs. */
-export type DispatchServices = Pick<Services, 'catalog' | 'customModels' | 'payers' | 'holds' | 'rateLimiter'>
+export type DispatchServices = Pick<Services, 'catalog' | 'customModels' | 'payers' | 'holds' | 'rateLimiter' | 'routeCooldowns'>
 
 /**
  * Runs one billed request of any surface, the same way every time: the surface says what it
@@ -29,7 +30,7 @@ export async function dispatch<Body, R extends Route>(services: DispatchServices
   const plan = needs.call(planRoutes(services, needs.model, needs.usable))
   request.record.requestedModel = plan.modelId
   const call = await BilledCall.open(services, request.caller, plan.holdAmount, request.record, plan.modelId, plan.routes[0].provider.name)
-  if (plan.kind === 'video') return releasedOnFailure(call, () => deliverVideo(call, plan, request.signal))
+  if (plan.kind === 'video') return releasedOnFailure(call, () => deliverVideo(call, plan, request.signal, services.routeCooldowns))
   let answer: UpstreamAnswer<R>
   try {
     answer = await firstAnswer(
@@ -37,6 +38,7 @@ export async function dispatch<Body, R extends Route>(services: DispatchServices
       (route, signal, headers) => plan.send(route, { provider: route.provider, model: route.upstreamModel, signal, headers }),
       request.signal,
       request.record,
+      services.routeCooldowns,
     )
   } catch (error) {
     // No route answered: nothing was consumed, the hold goes back.
@@ -54,9 +56,14 @@ export async function dispatch<Body, R extends Route>(services: DispatchServices
  * Every route that could serve the request, in the order to try them: a model's routes in
  * config order; an alias's targets in order, each with its routes. `usable` keeps a route
  * (shaped as the surface reaches it) when its provider is configured and its API can serve the
- * surface. None is 503 no_route_available.
+ * surface. None is 503 no_route_available. Routes cooling down are left out while another
+ * remains (catalog/route-cooldowns.ts).
  */
-function planRoutes<R>(services: Pick<DispatchServices, 'catalog'>, resolved: ResolvedModel, usable: (route: Route) => R | undefined): NonEmpty<R> {
+function planRoutes<R extends Route>(
+  services: Pick<DispatchServices, 'catalog' | 'routeCooldowns'>,
+  resolved: ResolvedModel,
+  usable: (route: Route) => R | undefined,
+): NonEmpty<R> {
   const models =
     resolved.kind === 'model'
       ? [resolved.model]
@@ -72,7 +79,7 @@ function planRoutes<R>(services: Pick<DispatchServices, 'catalog'>, resolved: Re
   )
   const [first, ...rest] = routes
   if (first === undefined) throw new NoRouteAvailableError('No configured upstream can serve this model on this endpoint.')
-  return [first, ...rest]
+  return services.routeCooldowns.usable([first, ...rest])
 }
 
 /**
@@ -95,13 +102,16 @@ async function releasedOnFailure(call: BilledCall, deliver: () => Promise<Respon
  * timeout before the response headers, 408, 429, 5xx or 529 moves to the next route, and so do
  * 401 and 403, which mean the gateway's own provider key is wrong; any other 4xx is the
  * client's fault, ends the search and is returned as the error, in the upstream's words
- * (docs/configuration.md#routes-and-failover). Nothing is billed here.
+ * (docs/configuration.md#routes-and-failover). Nothing is billed here. Each attempt's outcome
+ * goes to the route cooldowns: what the upstream answered, a timeout or no connection (a call
+ * the gateway refused or the client left says nothing of the route).
  */
 async function firstAnswer<R extends Route>(
   routes: R[],
   send: (route: R, signal: AbortSignal, headers: Record<string, string>) => Promise<Response>,
   clientSignal: AbortSignal,
   record: RequestRecord,
+  cooldowns: RouteCooldowns,
 ): Promise<UpstreamAnswer<R>> {
   // Made only when every route failed: an Error's stack trace costs a served call for nothing.
   let lastError: GatewayError | undefined
@@ -132,13 +142,17 @@ async function firstAnswer<R extends Route>(
       const response = await send(route, controller.signal, upstream.headers)
       answered = true
       attempt({ status: response.status })
+      cooldowns.answered(route, response.status, response.headers)
       if (response.ok) return { route, response, abort, clientSignal }
       const error = route.adapter.mapError(response.status, await response.text().catch(() => ''))
       if (!isRetryableStatus(response.status)) throw error
       lastError = error
     } catch (error) {
-      if (!answered)
-        attempt({ reason: error instanceof GatewayError ? 'refused' : timedOut ? 'timeout' : clientSignal.aborted ? 'client_closed' : 'unreachable' })
+      if (!answered) {
+        const reason = error instanceof GatewayError ? 'refused' : timedOut ? 'timeout' : clientSignal.aborted ? 'client_closed' : 'unreachable'
+        attempt({ reason })
+        if (reason === 'timeout' || reason === 'unreachable') cooldowns.failed(route, { kind: reason })
+      }
       if (error instanceof GatewayError) throw error
       lastError = timedOut
         ? new UpstreamTimeoutError(`The upstream provider did not answer within ${route.provider.timeoutMs} ms.`)

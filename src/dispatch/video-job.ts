@@ -1,4 +1,5 @@
 import type { VideoOutcome, VideoRequest } from '../canonical/video'
+import type { RouteCooldowns, RouteFailure } from '../catalog/route-cooldowns'
 import { GatewayError } from '../errors/gateway-error'
 import { ClientClosedError, UpstreamError, UpstreamTimeoutError } from '../errors/kinds'
 import type { UpstreamTarget } from '../providers/adapter'
@@ -12,20 +13,23 @@ import type { NonEmpty, VideoCall, VideoRoute } from './surface'
  * price throws), a job past its deadline or one cancelled for a client that left is not billed:
  * the dispatcher releases the hold.
  */
-export async function deliverVideo(call: BilledCall, plan: VideoCall, clientSignal: AbortSignal): Promise<Response> {
-  const { route, outcome } = await firstVideo(plan.routes, plan.job, clientSignal)
+export async function deliverVideo(call: BilledCall, plan: VideoCall, clientSignal: AbortSignal, cooldowns: RouteCooldowns): Promise<Response> {
+  const { route, outcome } = await firstVideo(plan.routes, plan.job, clientSignal, cooldowns)
   return settlePriced(call, route, plan.price(outcome, route))
 }
 
 /**
  * Runs the job on each route in order until one finishes. A retryable GatewayError moves on to
  * the next route; a job past its deadline has had its time, and a client that left starts no
- * further job (nobody would pay for it): both end the search, as does any other failure.
+ * further job (nobody would pay for it): both end the search, as does any other failure. A job
+ * that finished (a blocked one too) clears its route's failures; one the upstream failed, could
+ * not be reached for, or that passed its deadline counts against it (catalog/route-cooldowns.ts).
  */
 async function firstVideo(
   routes: NonEmpty<VideoRoute>,
   request: VideoRequest,
   clientSignal: AbortSignal,
+  cooldowns: RouteCooldowns,
 ): Promise<{ route: VideoRoute; outcome: VideoOutcome }> {
   let lastError: unknown
   for (const route of routes) {
@@ -34,13 +38,32 @@ async function firstVideo(
       break
     }
     try {
-      return { route, outcome: await runVideoJob(route, request, clientSignal) }
+      const outcome = await runVideoJob(route, request, clientSignal)
+      cooldowns.succeeded(route)
+      return { route, outcome }
     } catch (error) {
       lastError = error
+      const failure = clientSignal.aborted ? undefined : videoRouteFailure(error)
+      if (failure) cooldowns.failed(route, failure)
       if (clientSignal.aborted || !(error instanceof GatewayError) || !error.retryable || error instanceof UpstreamTimeoutError) break
     }
   }
   throw lastError instanceof GatewayError ? lastError : new UpstreamError('The video generation failed upstream.', { cause: lastError })
+}
+
+/**
+ * What a failed job says of its route: an upstream failure (its status when it answered one, a
+ * failed job otherwise), the job's deadline, or no connection (an error that is not the
+ * gateway's). The client's fault and the gateway's refusals say nothing, nor do 401 and 403
+ * (the gateway's provider key).
+ */
+function videoRouteFailure(error: unknown): RouteFailure | undefined {
+  if (error instanceof UpstreamTimeoutError) return { kind: 'timeout' }
+  if (!(error instanceof GatewayError)) return { kind: 'unreachable' }
+  if (!(error instanceof UpstreamError)) return undefined
+  const status = error.upstreamStatus
+  if (status === 401 || status === 403) return undefined
+  return status === 408 ? { kind: 'timeout' } : { kind: 'status', status: status ?? 502 }
 }
 
 /**

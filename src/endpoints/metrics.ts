@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import { checkMetricsToken } from '../auth/metrics-token'
 import { EXPOSITION_CONTENT_TYPE } from '../observability/metric-registry'
-import { holdClosingsPending, holdsOpen, renderMetrics, startEventLoopProbe } from '../observability/metrics'
+import { holdClosingsPending, holdsOpen, renderMetrics, routesCoolingDown, startEventLoopProbe } from '../observability/metrics'
 import { mergeExpositions } from '../observability/metrics-merge'
 import type { Services } from '../services/services'
 
@@ -20,10 +20,14 @@ export function usePeerMetrics(source: PeerMetrics): void {
   peers = source
 }
 
-/** This process's metrics, with the hold book read at scrape time: the book is the one record of open calls. */
-export function localMetrics(services: Pick<Services, 'holds'>): string {
+/**
+ * This process's metrics, with the hold book and the route cooldowns read at scrape time: the
+ * book is the one record of open calls, and a cooldown ends when its time is up, not on an event.
+ */
+export function localMetrics(services: Pick<Services, 'holds' | 'routeCooldowns'>): string {
   holdsOpen.set({}, services.holds.openHoldCount())
   holdClosingsPending.set({}, services.holds.pendingClosingCount())
+  routesCoolingDown.set({}, services.routeCooldowns.coolingCount())
   return renderMetrics()
 }
 
@@ -32,7 +36,7 @@ export function localMetrics(services: Pick<Services, 'holds'>): string {
  * TOLLGATE_METRICS_TOKEN or TOLLGATE_ADMIN_TOKEN. Without either variable the endpoint is not
  * registered, like the admin API: every method on /metrics is the router's plain 404.
  */
-export function metricsEndpoint(services: Pick<Services, 'config' | 'holds'>) {
+export function metricsEndpoint(services: Pick<Services, 'config' | 'holds' | 'routeCooldowns'>) {
   const { metricsToken, adminToken } = services.config
   if (!metricsToken && !adminToken) return new Elysia({ name: 'endpoints/metrics-disabled' })
   startEventLoopProbe()

@@ -124,6 +124,13 @@ export class UpstreamError extends GatewayError {
   readonly code = 'upstream_error'
   readonly type = 'api_error'
   override readonly retryable = true
+  /** The upstream's own HTTP status, when the failure was an error answer (the route cooldowns read it). */
+  readonly upstreamStatus: number | undefined
+
+  constructor(message: string, options: { cause?: unknown; upstreamStatus?: number } = {}) {
+    super(message, { cause: options.cause })
+    this.upstreamStatus = options.upstreamStatus
+  }
 }
 
 export class NoRouteAvailableError extends GatewayError {

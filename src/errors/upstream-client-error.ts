@@ -55,7 +55,7 @@ export interface UpstreamErrorDetails {
  * repeating the upstream's words (they may name keys). `read` knows the provider's envelope.
  */
 export function upstreamErrorFrom(status: number, text: string, read: (body: unknown) => UpstreamErrorDetails | undefined): GatewayError {
-  if (!isClientFault(status)) return new UpstreamError(`The upstream provider failed (HTTP ${status}).`, { cause: text })
+  if (!isClientFault(status)) return new UpstreamError(`The upstream provider failed (HTTP ${status}).`, { cause: text, upstreamStatus: status })
   let details: UpstreamErrorDetails | undefined
   try {
     details = read(JSON.parse(text))

@@ -46,6 +46,10 @@ export const holdClosingsPending = registry.gauge(
   'tollgate_hold_closings_pending',
   'Settlements and releases this process has not yet written to the database (retried while it is away).',
 )
+export const routesCoolingDown = registry.gauge(
+  'tollgate_routes_cooling_down',
+  'Routes (provider and upstream model) this process skips for now because they failed 3 times in a row.',
+)
 export const streamsOpen = registry.gauge('tollgate_streams_open', 'Streamed answers whose headers went out and whose last byte has not.')
 export const billingBatchSize = registry.histogram(
   'tollgate_billing_batch_size',

@@ -36,6 +36,11 @@ export const ProviderSchema = Type.Object(
     timeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
     /** How long a stream may stay silent, once its headers came, before the gateway ends it. */
     streamIdleTimeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
+    /**
+     * How long a route of this provider is skipped after failing 3 times in a row, in seconds
+     * (fractions allowed); 0 never skips it (docs/configuration.md#routes-and-failover).
+     */
+    cooldownSeconds: Type.Optional(Type.Number({ minimum: 0, maximum: 86_400 })),
   },
   { additionalProperties: false },
 )
@@ -55,6 +60,7 @@ export interface ProviderConfig extends ProviderEntry {
   timeoutMs: number
   jobTimeoutMs: number
   streamIdleTimeoutMs: number
+  cooldownSeconds: number
 }
 
 /** A Google service-account key: the fields token signing needs, read from its file at start. */

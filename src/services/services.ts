@@ -9,6 +9,7 @@ import { HoldBook, type HoldBookOptions } from '../billing/hold-book'
 import { HoldSweeper } from '../billing/sweeper'
 import { Catalog } from '../catalog/catalog'
 import { CustomModelStore } from '../catalog/custom-models'
+import { RouteCooldowns } from '../catalog/route-cooldowns'
 import type { Config } from '../config/config'
 import { configSecrets } from '../config/secrets'
 import type { DatabaseHandle } from '../db/client'
@@ -52,6 +53,8 @@ export interface Services {
   payers: PayerDirectory
   holds: HoldBook
   sweeper: HoldSweeper
+  /** Which routes are skipped for now after failing in a row (this process's own view). */
+  routeCooldowns: RouteCooldowns
   /** Releases connections the services hold (the Redis rate-limit counter). */
   close(): void
 }
@@ -96,6 +99,7 @@ export function createServices(options: ServiceOptions): Services {
   let current = { config: options.config, catalog: new Catalog(options.config) }
   // The credentials it holds are scrubbed by value from upstream text (util/known-secrets.ts);
   // after a reload, the previous config's too, for the requests still using its providers.
+  const routeCooldowns = new RouteCooldowns(now)
   const secretsGroup = `config ${instanceId}`
   knownSecrets.set(secretsGroup, configSecrets(options.config))
   return {
@@ -113,6 +117,7 @@ export function createServices(options: ServiceOptions): Services {
       knownSecrets.set(`${secretsGroup} previous`, configSecrets(current.config))
       knownSecrets.set(secretsGroup, configSecrets(config))
       current = { config, catalog: new Catalog(config, current.catalog.created) }
+      routeCooldowns.retain(current.catalog.listModels().flatMap((model) => model.routes))
     },
     readiness: new Readiness(),
     keys,
@@ -123,8 +128,10 @@ export function createServices(options: ServiceOptions): Services {
     payers: new PayerDirectory(db, now),
     holds,
     sweeper,
+    routeCooldowns,
     close: () => {
       sweeper.stop()
+      routeCooldowns.close()
       counter.close()
       knownSecrets.forget(secretsGroup)
       knownSecrets.forget(`${secretsGroup} previous`)

@@ -109,12 +109,14 @@ describe('config file', () => {
       pollIntervalMs: 5000,
       jobTimeoutMs: 900_000,
       streamIdleTimeoutMs: 120_000,
+      cooldownSeconds: 30,
     })
     expect(new Catalog(withKey).listModels()).toHaveLength(2)
   })
   test("provider timeouts and a family A model's clip lengths are read from the file", () => {
     const file = structuredClone(validFile) as any
-    file.providers.main = { ...file.providers.main, streamIdleTimeoutMs: 30_000, jobTimeoutMs: 60_000 }
+    file.providers.main = { ...file.providers.main, streamIdleTimeoutMs: 30_000, jobTimeoutMs: 60_000, cooldownSeconds: 0.5 }
+    file.providers.local = { ...file.providers.local, cooldownSeconds: 0 }
     file.models.push({
       id: 'acme/clip',
       type: 'video',
@@ -124,7 +126,8 @@ describe('config file', () => {
       pricing: { videoSecond: 0.1 },
     })
     const config = loadConfig(withFile(file))
-    expect(config.providers.get('main')).toMatchObject({ streamIdleTimeoutMs: 30_000, jobTimeoutMs: 60_000 })
+    expect(config.providers.get('main')).toMatchObject({ streamIdleTimeoutMs: 30_000, jobTimeoutMs: 60_000, cooldownSeconds: 0.5 })
+    expect(config.providers.get('local')?.cooldownSeconds).toBe(0)
     expect(config.models.find((model) => model.id === 'acme/clip')?.videoDurations).toEqual([5, 10])
   })
   test('./tollgate.json is used when present and TOLLGATE_CONFIG is unset', () => {
@@ -165,6 +168,9 @@ describe('config file', () => {
     expect(broken((file) => (file.providers.vx = { api: 'vertex', baseUrl: 'http://127.0.0.1:9' }))).toContain('providers.vx')
     expect(broken((file) => (file.providers.main.streamIdleTimeoutMs = 0))).toContain('providers.main.streamIdleTimeoutMs')
     expect(broken((file) => (file.providers.main.jobTimeoutMs = 1.5))).toContain('providers.main.jobTimeoutMs')
+    expect(broken((file) => (file.providers.main.cooldownSeconds = -1))).toContain('providers.main.cooldownSeconds')
+    expect(broken((file) => (file.providers.main.cooldownSeconds = '30'))).toContain('providers.main.cooldownSeconds')
+    expect(broken((file) => (file.providers.main.cooldownSeconds = 86_401))).toContain('providers.main.cooldownSeconds')
     const clip = (extra: object) => ({ id: 'acme/clip', type: 'video', routes: [{ provider: 'main', model: 'v' }], pricing: {}, ...extra })
     expect(broken((file) => file.models.push(clip({ videoFamily: 'A', videoDurations: [4, 4.5] })))).toContain('models[2].videoDurations')
     expect(broken((file) => file.models.push(clip({ videoFamily: 'A', videoDurations: [] })))).toContain('models[2].videoDurations')

@@ -121,6 +121,7 @@ export function providerConfig(entry: Partial<ProviderConfig> & Pick<ProviderCon
     timeoutMs: 1000,
     jobTimeoutMs: 1000,
     streamIdleTimeoutMs: 1000,
+    cooldownSeconds: 30,
     ...entry,
   }
 }

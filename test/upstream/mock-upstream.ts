@@ -120,7 +120,7 @@ export class MockUpstream {
         : gemini
           ? googleError(script.status)
           : { error: { message: `mock failure ${script.status}`, type: 'server_error', param: null, code: null } }
-      return Response.json(script.body ?? fallbackBody, { status: script.status })
+      return Response.json(script.body ?? fallbackBody, { status: script.status, headers: script.headers })
     }
     if (script.kind === 'video' || veo || url.pathname === '/v1/videos') {
       const job = script.kind === 'video' ? script : { kind: 'video' as const }

@@ -32,6 +32,8 @@ export interface ErrorScript {
   kind: 'error'
   status: number
   body?: unknown
+  /** Response headers of the error answer (a 429's Retry-After). */
+  headers?: Record<string, string>
   delayMs?: number
 }
 
