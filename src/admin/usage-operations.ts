@@ -27,6 +27,7 @@ const SUMMARY_COLUMNS = [
   'output_tokens',
   'cache_read_tokens',
   'cache_write_tokens',
+  'cache_write_1h_tokens',
   'cost',
   'uncollected',
 ] as const

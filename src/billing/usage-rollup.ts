@@ -7,7 +7,7 @@ import { type Placeholder, type SQL, sql } from 'drizzle-orm'
  */
 
 /** The token counts a charge's usage record carries, in the rollup's column order. */
-export const TOKEN_FIELDS = ['input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens'] as const
+export const TOKEN_FIELDS = ['input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'cache_write_1h_tokens'] as const
 
 /**
  * One token count of a usage record as the rollup sums it: a whole non-negative JSON number as
@@ -47,7 +47,7 @@ export function upsertRollup(options: {
   const from = options.after ? `${options.source}, ${options.after}` : options.source
   const tokens = TOKEN_FIELDS.map((field) => sql`sum(${tokenCount('usage', field)})`)
   return sql`
-      insert into usage_rollups (hour, account_id, key_id, user_sub, model, requests, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost, uncollected)
+      insert into usage_rollups (hour, account_id, key_id, user_sub, model, requests, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, cost, uncollected)
       select ${options.hour}::timestamptz, coalesce(account_id, ''), coalesce(key_id, ''), coalesce(user_sub, ''), coalesce(model, ''), count(*),
         ${sql.join(tokens, sql`, `)}, sum(${sql.raw(options.charged)}), sum(${sql.raw(options.uncollected)})
       from ${sql.raw(from)} ${sql.raw(options.where ? `where ${options.where}` : '')}
@@ -59,6 +59,7 @@ export function upsertRollup(options: {
         output_tokens = usage_rollups.output_tokens + excluded.output_tokens,
         cache_read_tokens = usage_rollups.cache_read_tokens + excluded.cache_read_tokens,
         cache_write_tokens = usage_rollups.cache_write_tokens + excluded.cache_write_tokens,
+        cache_write_1h_tokens = usage_rollups.cache_write_1h_tokens + excluded.cache_write_1h_tokens,
         cost = usage_rollups.cost + excluded.cost,
         uncollected = usage_rollups.uncollected + excluded.uncollected`
 }

@@ -53,6 +53,7 @@ export interface UsageRow {
   output_tokens: string
   cache_read_tokens: string
   cache_write_tokens: string
+  cache_write_1h_tokens: string
   cost: string
   uncollected: string
 }
@@ -90,6 +91,7 @@ export async function summarizeUsage(db: Queryable, query: UsageQuery, page: { l
     select * from (
       select ${selected}, sum(requests)::text as requests, sum(input_tokens)::text as input_tokens, sum(output_tokens)::text as output_tokens,
         sum(cache_read_tokens)::text as cache_read_tokens, sum(cache_write_tokens)::text as cache_write_tokens,
+        sum(cache_write_1h_tokens)::text as cache_write_1h_tokens,
         sum(cost)::text as cost, sum(uncollected)::text as uncollected
       from usage_rollups ${where}
       group by ${groupColumns}
@@ -163,6 +165,7 @@ export function summaryView(row: UsageRow, query: UsageQuery) {
     output_tokens: countJson(row.output_tokens),
     cache_read_tokens: countJson(row.cache_read_tokens),
     cache_write_tokens: countJson(row.cache_write_tokens),
+    cache_write_1h_tokens: countJson(row.cache_write_1h_tokens),
     cost: creditsJson(BigInt(row.cost)),
     uncollected: creditsJson(BigInt(row.uncollected)),
   }

@@ -216,6 +216,8 @@ export const usageRollups = pgTable(
     outputTokens: numeric('output_tokens').notNull().default('0'),
     cacheReadTokens: numeric('cache_read_tokens').notNull().default('0'),
     cacheWriteTokens: numeric('cache_write_tokens').notNull().default('0'),
+    /** One-hour cache writes, apart from the five-minute ones in cache_write_tokens. */
+    cacheWrite1hTokens: numeric('cache_write_1h_tokens').notNull().default('0'),
     /** Micro-credits charged (the ledger's charge amounts). */
     cost: numeric('cost').notNull().default('0'),
     /** Micro-credits recorded beyond the holds and not taken. */

@@ -7,6 +7,7 @@ import type { Services } from '../services/services'
 import { readWithinSilence } from '../streaming/idle-timeout'
 import { readJsonObjectBytes } from '../streaming/upstream-json'
 import { BilledCall } from './billed-call'
+import { withCost } from './cost-header'
 import { deliverPriced } from './priced'
 import { observeTranslated, relayStream } from './stream-relay'
 import { sseSource, upstreamBodyOf } from './stream-sources'
@@ -34,7 +35,14 @@ export async function dispatch<Body, R extends Route>(services: DispatchServices
   try {
     answer = await firstAnswer(
       plan.routes,
-      (route, signal, headers) => plan.send(route, { provider: route.provider, model: route.upstreamModel, signal, headers }),
+      (route, signal, headers) =>
+        plan.send(route, {
+          provider: route.provider,
+          model: route.upstreamModel,
+          signal,
+          headers,
+          oneHourCacheWrites: route.model.pricing.cacheWrite1h !== undefined,
+        }),
       request.signal,
       request.record,
     )
@@ -186,9 +194,9 @@ async function deliverConversation(call: BilledCall, answer: UpstreamAnswer<Rout
   if (encoding.mode === 'translated') {
     const translated = encoding.translate.readAnswer(whole)
     const settled = await call.settle(servedBy, translated.usage, 'provider')
-    return Response.json(encoding.encodeAnswer(translated, settled.cost))
+    return withCost(Response.json(encoding.encodeAnswer(translated, settled.cost)), settled.cost)
   }
   const usage = encoding.nativeUsage(whole)
   const settled = usage ? await call.settle(servedBy, usage, 'provider') : await call.settle(servedBy, encoding.estimateNative(whole), 'estimate')
-  return Response.json(encoding.presentNative(whole, settled.cost))
+  return withCost(Response.json(encoding.presentNative(whole, settled.cost)), settled.cost)
 }

@@ -66,11 +66,12 @@ export async function expectRollupMatchesLedger(db: Database): Promise<void> {
         sum(${counted('output_tokens')}) as output_tokens,
         sum(${counted('cache_read_tokens')}) as cache_read_tokens,
         sum(${counted('cache_write_tokens')}) as cache_write_tokens,
+        sum(${counted('cache_write_1h_tokens')}) as cache_write_1h_tokens,
         sum(amount)::numeric as cost, sum(uncollected)::numeric as uncollected
       from ledger_entries where kind = 'charge' group by 1, 2, 3, 4, 5
     ),
     rollup as (
-      select hour, account_id, key_id, user_sub, model, requests, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost, uncollected from usage_rollups
+      select hour, account_id, key_id, user_sub, model, requests, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, cost, uncollected from usage_rollups
     )
     select * from ((select * from ledger except select * from rollup) union all (select * from rollup except select * from ledger)) differences`)
   const differences = Array.isArray(result) ? result : (result as unknown as { rows: unknown[] }).rows

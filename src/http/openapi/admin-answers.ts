@@ -51,7 +51,8 @@ const UsageSummaryRow = t.Object({
   input_tokens: JsonInteger({}),
   output_tokens: JsonInteger({}),
   cache_read_tokens: JsonInteger({}),
-  cache_write_tokens: JsonInteger({}),
+  cache_write_tokens: JsonInteger({ description: 'Prompt-cache writes for the default five minutes' }),
+  cache_write_1h_tokens: JsonInteger({ description: 'Prompt-cache writes for one hour' }),
   cost: t.Number(),
   uncollected: t.Number(),
 })
