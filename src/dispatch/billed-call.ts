@@ -40,11 +40,19 @@ export class BilledCall {
     readonly record: RequestRecord,
   ) {}
 
-  /** Takes the hold; `provider` is the first route's, recorded until a route answers. */
-  static async open(services: BillingServices, caller: Caller, amount: bigint, record: RequestRecord, model: string, provider: string): Promise<BilledCall> {
+  /** Takes the hold; `provider` is the first route's, recorded until a route answers; `sessionId` goes on every ledger entry of the call. */
+  static async open(
+    services: BillingServices,
+    caller: Caller,
+    amount: bigint,
+    record: RequestRecord,
+    model: string,
+    provider: string,
+    sessionId: string | null = null,
+  ): Promise<BilledCall> {
     const hold = await record.time('hold', async () => {
       const payer = await services.payers.payerFor(caller)
-      return services.holds.take({ payer, amount, requestId: record.requestId, model, provider })
+      return services.holds.take({ payer, amount, requestId: record.requestId, sessionId, model, provider })
     })
     return new BilledCall(services, hold, record)
   }

@@ -9,6 +9,7 @@ import { readJsonObjectBytes } from '../streaming/upstream-json'
 import { BilledCall } from './billed-call'
 import { withCost } from './cost-header'
 import { deliverPriced } from './priced'
+import { sessionIdOf } from './session-id'
 import { observeTranslated, relayStream } from './stream-relay'
 import { sseSource, upstreamBodyOf } from './stream-sources'
 import type { ConversationEncoding, NonEmpty, Route, Surface, SurfaceRequest, UpstreamAnswer } from './surface'
@@ -29,7 +30,15 @@ export async function dispatch<Body, R extends Route>(services: DispatchServices
   const needs = await surface.plan(services, request)
   const plan = needs.call(planRoutes(services, needs.model, needs.usable))
   request.record.requestedModel = plan.modelId
-  const call = await BilledCall.open(services, request.caller, plan.holdAmount, request.record, plan.modelId, plan.routes[0].provider.name)
+  const call = await BilledCall.open(
+    services,
+    request.caller,
+    plan.holdAmount,
+    request.record,
+    plan.modelId,
+    plan.routes[0].provider.name,
+    sessionIdOf(request.headers),
+  )
   if (plan.kind === 'video') return releasedOnFailure(call, () => deliverVideo(call, plan, request.signal))
   let answer: UpstreamAnswer<R>
   try {

@@ -47,6 +47,7 @@ const UsageSummaryRow = t.Object({
   key_id: t.Optional(Nullable(t.String())),
   user_sub: t.Optional(Nullable(t.String())),
   model: t.Optional(Nullable(t.String())),
+  session_id: t.Optional(Nullable(t.String({ description: "The client's session; null for calls without one" }))),
   requests: JsonInteger({}),
   input_tokens: JsonInteger({}),
   output_tokens: JsonInteger({}),
