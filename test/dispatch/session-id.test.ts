@@ -78,7 +78,8 @@ for (const database of testDatabases) {
           { usage: { prompt_tokens: 20, completion_tokens: 5 } },
           { usage: { prompt_tokens: 40, completion_tokens: 5 } },
         )
-        for (const headers of [{ 'x-session-id': session }, { 'x-session-id': session }, {}]) await entriesOf(await chat(key, headers))
+        const sessions: Record<string, string>[] = [{ 'x-session-id': session }, { 'x-session-id': session }, {}]
+        for (const headers of sessions) await entriesOf(await chat(key, headers))
         const ledger = (await suite.harness.admin('GET', `/ledger?session_id=${session}&kind=charge`)).json.data
         expect(ledger.map((entry: { usage: { input_tokens: number } }) => entry.usage.input_tokens)).toEqual([20, 10])
         expect((await suite.harness.admin('GET', `/ledger?session_id=${session}`)).json.data).toHaveLength(leases ? 2 : 6)
