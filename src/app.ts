@@ -15,6 +15,7 @@ import { gatewayContext } from './http/gateway-context'
 import { EndpointMethods } from './http/method-check'
 import { attachContext, type RequestContext } from './http/request-context'
 import { type LogSink, logRequest } from './http/request-log'
+import { withHeaders } from './http/response-headers'
 import { metricsSink } from './observability/metrics'
 import { CLIENT_CLOSED_STATUS, outcomeOfStatus, RequestRecord, type RequestRecordSink } from './observability/request-record'
 import { Tracing } from './observability/tracing'
@@ -80,7 +81,7 @@ export function createApp(services: Services, options: { log?: LogSink; version?
     async handle(request) {
       const requestId = newId('req')
       // The record's sink reads the caller the context learns later; both are made here, together.
-      const requestContext = { requestId } as RequestContext
+      const requestContext = { requestId, answerHeaders: {} } as RequestContext
       const record = new RequestRecord(requestId, request.method, sinkOf(requestContext))
       requestContext.record = record
       attachContext(request, requestContext)
@@ -97,7 +98,8 @@ export function createApp(services: Services, options: { log?: LogSink; version?
       }
       // The Anthropic SDKs read the id from `request-id` (Anthropic's own header: `_request_id`
       // on results, `requestID` on errors); it also replaces any a native upstream's answer carried.
-      response = withHeaders(response, envelope === 'messages' ? { 'x-request-id': requestId, 'request-id': requestId } : { 'x-request-id': requestId })
+      const ids: Record<string, string> = envelope === 'messages' ? { 'x-request-id': requestId, 'request-id': requestId } : { 'x-request-id': requestId }
+      response = withHeaders(response, { ...requestContext.answerHeaders, ...ids })
       // A stream ends with its last byte (the relay finishes its record); anything else ends here.
       // A client that left before its answer was ready never reads it, whatever failure its
       // leaving caused (the upstream call is aborted with it): 499, not that failure's 502.
@@ -116,18 +118,5 @@ function pathOf(request: Request): string | undefined {
     return new URL(request.url).pathname
   } catch {
     return undefined
-  }
-}
-
-/** Responses relayed from fetch have immutable headers; those are copied, not changed. */
-function withHeaders(response: Response, headers: Record<string, string>): Response {
-  const set = (target: Response) => {
-    for (const [name, value] of Object.entries(headers)) target.headers.set(name, value)
-    return target
-  }
-  try {
-    return set(response)
-  } catch {
-    return set(new Response(response.body, response))
   }
 }

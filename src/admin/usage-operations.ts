@@ -22,15 +22,23 @@ const SUMMARY_COLUMNS = [
   'key_id',
   'user_sub',
   'model',
+  'session_id',
   'requests',
   'input_tokens',
   'output_tokens',
   'cache_read_tokens',
   'cache_write_tokens',
+  'cache_write_1h_tokens',
   'cost',
   'uncollected',
 ] as const
-const DIMENSION_FIELD: Record<UsageDimension, (typeof SUMMARY_COLUMNS)[number]> = { account: 'account_id', key: 'key_id', user: 'user_sub', model: 'model' }
+const DIMENSION_FIELD: Record<UsageDimension, (typeof SUMMARY_COLUMNS)[number]> = {
+  account: 'account_id',
+  key: 'key_id',
+  user: 'user_sub',
+  model: 'model',
+  session: 'session_id',
+}
 /** An export reads the summary this many rows at a time. */
 const EXPORT_PAGE = 5000
 
@@ -48,18 +56,21 @@ export const USAGE_OPERATION = defineOperation({
   command: ['usage'],
   method: 'GET',
   path: '/usage',
-  summary: 'Usage summaries by hour, day or month, and by account, key, user or model',
+  summary: 'Usage summaries by hour, day or month, and by account, key, user, model or session',
   query: Type.Object(
     {
       group_by: Type.Optional(
         Type.String({
           maxLength: 100,
-          description: '`hour`, `day` or `month` (default `day`), optionally with `account`, `key`, `user`, `model`, comma-separated.',
+          description: '`hour`, `day` or `month` (default `day`), optionally with `account`, `key`, `user`, `model`, `session`, comma-separated.',
         }),
       ),
       account_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
       key_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
       model: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+      session_id: Type.Optional(
+        Type.String({ minLength: 1, maxLength: 128, description: "Only the calls of this client session (the calls' session header)" }),
+      ),
       since: Type.Optional(Bound),
       until: Type.Optional(Bound),
       format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv'), Type.Literal('jsonl')])),
@@ -76,6 +87,7 @@ export const USAGE_OPERATION = defineOperation({
       accountId: query.account_id,
       keyId: query.key_id,
       model: query.model,
+      sessionId: query.session_id,
       since: query.since === undefined ? undefined : parseHourBound(query.since, 'since'),
       until: query.until === undefined ? undefined : parseHourBound(query.until, 'until'),
     }
@@ -103,7 +115,7 @@ export const USAGE_OPERATION = defineOperation({
   },
 })
 
-const KNOWN_PARAMETERS = new Set(['group_by', 'account_id', 'key_id', 'model', 'since', 'until', 'format', 'limit', 'cursor'])
+const KNOWN_PARAMETERS = new Set(['group_by', 'account_id', 'key_id', 'model', 'session_id', 'since', 'until', 'format', 'limit', 'cursor'])
 
 function refuseUnknownParameters(query: object): void {
   const unknown = Object.keys(query).find((name) => !KNOWN_PARAMETERS.has(name))
@@ -132,7 +144,7 @@ function parseGroupBy(text: string): Pick<UsageQuery, 'unit' | 'dimensions'> {
   const dimensions = parts.filter((part): part is UsageDimension => (USAGE_DIMENSIONS as readonly string[]).includes(part))
   const unknown = parts.find((part) => !units.includes(part as PeriodUnit) && !dimensions.includes(part as UsageDimension))
   if (unknown !== undefined) {
-    throw new InvalidRequestError(`group_by takes hour, day or month and any of account, key, user, model; '${unknown}' is none of them.`, {
+    throw new InvalidRequestError(`group_by takes hour, day or month and any of account, key, user, model, session; '${unknown}' is none of them.`, {
       param: 'group_by',
     })
   }

@@ -2,7 +2,7 @@ import { InvalidApiKeyError, KeyScopeError } from '../errors/kinds'
 import { looksLikeApiKey } from './api-key-secret'
 import type { ApiKeyRow, ApiKeyStore } from './api-keys'
 import type { EndpointRule } from './endpoint-rules'
-import type { RateLimiter } from './rate-limit'
+import type { RateLimiter, RateLimitHeaders } from './rate-limit'
 import type { UserTokenVerifier } from './user-tokens'
 import type { UserRow, UserStore } from './users'
 
@@ -19,7 +19,11 @@ export class Authenticator {
     private readonly rateLimiter: RateLimiter,
   ) {}
 
-  async authenticate(rule: EndpointRule, headers: Headers): Promise<Caller> {
+  /**
+   * The caller of a request with `headers` to an endpoint with `rule`, refused when it may not
+   * call; an API key's rate-limit headers, which its answer carries, go to `onLimits`.
+   */
+  async authenticate(rule: EndpointRule, headers: Headers, onLimits: (headers: RateLimitHeaders) => void = () => undefined): Promise<Caller> {
     if (rule.credentials === 'public') return ANONYMOUS
     const authorization = headers.get('authorization')
     const apiKeyHeader = headers.get('x-api-key')
@@ -38,7 +42,7 @@ export class Authenticator {
     if (caller.kind === 'api-key' && rule.scope && caller.key.scopes && !caller.key.scopes.includes(rule.scope)) {
       throw new KeyScopeError(`This API key's scopes do not include "${rule.scope}".`)
     }
-    if (caller.kind === 'api-key') await this.rateLimiter.checkRequest(caller.key)
+    if (caller.kind === 'api-key') onLimits(await this.rateLimiter.checkRequest(caller.key))
     if (rule.free) await this.rateLimiter.checkFree(callerId(caller))
     return caller
   }

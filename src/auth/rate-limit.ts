@@ -142,6 +142,39 @@ export class RedisHitCounter implements HitCounter {
   }
 }
 
+/** What a caller used of the current minute, counted when a request is checked. */
+interface MinuteCount {
+  /** Requests counted, this one included when it was let through. */
+  requests: number
+  /** Tokens of settled calls counted (a call's own tokens count once it settles). */
+  tokens: number
+  /** Until the minute ends and both counts start again. */
+  secondsLeft: number
+}
+
+/** Response headers, by lower-case name. */
+export type RateLimitHeaders = Record<string, string>
+
+/**
+ * The rate-limit headers of a key's answer (docs/billing.md#rate-limit-headers), for each limit
+ * the key has: the limit, what is left of it this minute, and the whole seconds until the minute
+ * ends, when the count starts again (at least 1, as Retry-After).
+ */
+function rateLimitHeaders(limits: MinuteLimits, minute: MinuteCount): RateLimitHeaders {
+  const reset = String(Math.max(1, Math.ceil(minute.secondsLeft)))
+  const headers: RateLimitHeaders = {}
+  for (const [unit, limit, used] of [
+    ['requests', limits.rpm, minute.requests],
+    ['tokens', limits.tpm, minute.tokens],
+  ] as const) {
+    if (limit === null) continue
+    headers[`x-ratelimit-limit-${unit}`] = String(limit)
+    headers[`x-ratelimit-remaining-${unit}`] = String(Math.max(0, limit - used))
+    headers[`x-ratelimit-reset-${unit}`] = reset
+  }
+  return headers
+}
+
 /** A minute's limits: `rpm` requests and `tpm` tokens; null is no limit. */
 export interface MinuteLimits {
   rpm: number | null
@@ -181,8 +214,14 @@ export class RateLimiter {
     this.counter = counter
   }
 
-  async checkRequest(key: ApiKeyRow): Promise<void> {
-    await this.check(key.id, 'tollgate', key, 'This API key is limited to')
+  /**
+   * Counts a request of `key` against its limits, or refuses it (RateLimitError, with the
+   * headers); the rate-limit headers of its answer otherwise, empty when the key has no limits
+   * or the counter cannot be reached.
+   */
+  async checkRequest(key: ApiKeyRow): Promise<RateLimitHeaders> {
+    const minute = await this.check(key.id, 'tollgate', key, 'This API key is limited to', (counted) => rateLimitHeaders(key, counted))
+    return minute ? rateLimitHeaders(key, minute) : {}
   }
 
   /** A request to a free endpoint by the key or user `callerId`, against the free endpoints' limits. */
@@ -200,23 +239,41 @@ export class RateLimiter {
     if (this.freeLimits.tpm !== null) await this.record(`tollgate:free:tpm:${callerId}`, tokens)
   }
 
-  private async check(id: string, prefix: string, limits: MinuteLimits, refusal: string): Promise<void> {
-    if (limits.rpm === null && limits.tpm === null) return
+  /**
+   * Counts a request against `limits`, or throws RateLimitError (with `headersOf` the minute
+   * so far); the minute's counts, or undefined when there are no limits or the counter is away.
+   */
+  private async check(
+    id: string,
+    prefix: string,
+    limits: MinuteLimits,
+    refusal: string,
+    headersOf: (minute: MinuteCount) => RateLimitHeaders = () => ({}),
+  ): Promise<MinuteCount | undefined> {
+    if (limits.rpm === null && limits.tpm === null) return undefined
     const now = this.now()
     const window = Math.floor(now / WINDOW_MS)
-    const retryAfter = ((window + 1) * WINDOW_MS - now) / 1000
+    const secondsLeft = ((window + 1) * WINDOW_MS - now) / 1000
+    const requestsName = `${prefix}:rpm:${id}:${window}`
     try {
-      if (limits.tpm !== null && (await this.counter.read(`${prefix}:tpm:${id}:${window}`)) >= limits.tpm) {
+      const tokens = limits.tpm === null ? 0 : await this.counter.read(`${prefix}:tpm:${id}:${window}`)
+      if (limits.tpm !== null && tokens >= limits.tpm) {
         rateLimited.inc({ limit: 'tpm' })
-        throw new RateLimitError(`${refusal} ${limits.tpm} tokens per minute.`, retryAfter)
+        // Refused before it is counted: the requests so far, as they are.
+        const requests = limits.rpm === null ? 0 : await this.counter.read(requestsName)
+        throw new RateLimitError(`${refusal} ${limits.tpm} tokens per minute.`, secondsLeft, headersOf({ requests, tokens, secondsLeft }))
       }
-      if (limits.rpm !== null && (await this.counter.add(`${prefix}:rpm:${id}:${window}`, 1, COUNTER_TTL_MS)) > limits.rpm) {
+      const requests = limits.rpm === null ? 0 : await this.counter.add(requestsName, 1, COUNTER_TTL_MS)
+      const minute = { requests, tokens, secondsLeft }
+      if (limits.rpm !== null && requests > limits.rpm) {
         rateLimited.inc({ limit: 'rpm' })
-        throw new RateLimitError(`${refusal} ${limits.rpm} requests per minute.`, retryAfter)
+        throw new RateLimitError(`${refusal} ${limits.rpm} requests per minute.`, secondsLeft, headersOf(minute))
       }
+      return minute
     } catch (error) {
       if (error instanceof RateLimitError) throw error
       this.warn(error, now)
+      return undefined
     }
   }
 

@@ -35,6 +35,7 @@ export function chargeOf(item: Closing): LapsedCharge {
   return {
     payer: item.hold.payer,
     requestId: item.hold.requestId,
+    sessionId: item.hold.sessionId ?? null,
     cost: item.cost,
     charged: closedLocally(item).charged,
     usage: item.usage,

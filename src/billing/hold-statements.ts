@@ -20,7 +20,7 @@ const value = (name: string) => sql.placeholder(name)
 const TAKE_HOLDS = new FixedStatement(
   () => sql`
     with input as (
-      select * from jsonb_to_recordset(${value('input')}::text::jsonb) as i(id text, request_id text, wallet_id text, payer_type text, account_id text,
+      select * from jsonb_to_recordset(${value('input')}::text::jsonb) as i(id text, request_id text, session_id text, wallet_id text, payer_type text, account_id text,
         key_id text, user_id text, user_sub text, env text, amount bigint, model text, provider text, month text)
     ),
     wallet as (
@@ -29,13 +29,13 @@ const TAKE_HOLDS = new FixedStatement(
       returning id
     ),
     new_holds as (
-      insert into holds (id, request_id, wallet_id, payer_type, account_id, key_id, user_id, user_sub, env, amount, model, route, instance_id, month, created_at, expires_at)
-      select id, request_id, wallet_id, payer_type, account_id, key_id, user_id, user_sub, env, amount, model, provider, ${value('instanceId')}, month, ${value('now')}::timestamptz, ${value('expiresAt')}::timestamptz
+      insert into holds (id, request_id, session_id, wallet_id, payer_type, account_id, key_id, user_id, user_sub, env, amount, model, route, instance_id, month, created_at, expires_at)
+      select id, request_id, session_id, wallet_id, payer_type, account_id, key_id, user_id, user_sub, env, amount, model, provider, ${value('instanceId')}, month, ${value('now')}::timestamptz, ${value('expiresAt')}::timestamptz
       from input where exists (select 1 from wallet)
     ),
     entries as (
-      insert into ledger_entries (kind, amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, hold_id, model, route, created_at)
-      select 'hold', amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, id, model, provider, ${value('now')}::timestamptz
+      insert into ledger_entries (kind, amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, session_id, hold_id, model, route, created_at)
+      select 'hold', amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, session_id, id, model, provider, ${value('now')}::timestamptz
       from input where exists (select 1 from wallet)
     ),
     spend as (
@@ -65,6 +65,7 @@ export async function takeHoldsAtomically(
     group.map((hold) => ({
       id: hold.id,
       request_id: hold.requestId,
+      session_id: hold.sessionId ?? null,
       wallet_id: hold.payer.walletId,
       payer_type: hold.payer.type,
       account_id: hold.payer.accountId,
@@ -120,7 +121,7 @@ const CLOSE_HOLDS = new FixedStatement(
     ),
     closed as (
       delete from holds h using input i where h.id = i.hold_id
-      returning h.id, h.wallet_id, h.payer_type, h.account_id, h.key_id, h.user_sub, h.env, h.request_id, h.amount, h.month,
+      returning h.id, h.wallet_id, h.payer_type, h.account_id, h.key_id, h.user_sub, h.env, h.request_id, h.session_id, h.amount, h.month,
         i.cost, i.usage, i.model, i.provider, i.billed, least(i.cost, h.amount) as charged
     ),
     wallet_totals as (select wallet_id, sum(amount) as held, sum(charged) as charged from closed group by wallet_id),
@@ -147,11 +148,11 @@ const CLOSE_HOLDS = new FixedStatement(
     rollup as (${upsertRollup({ source: 'closed', after: 'spend_done', where: 'billed', hour: value('hour'), charged: 'charged', uncollected: 'cost - charged' })}
     ),
     entries as (
-      insert into ledger_entries (kind, amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, hold_id, model, route, usage, uncollected, created_at)
-      select 'charge', charged, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, id, model, provider, usage, cost - charged, ${value('now')}::timestamptz
+      insert into ledger_entries (kind, amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, session_id, hold_id, model, route, usage, uncollected, created_at)
+      select 'charge', charged, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, session_id, id, model, provider, usage, cost - charged, ${value('now')}::timestamptz
       from closed where billed
       union all
-      select 'release', amount - charged, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, id, nullif(model, ''), nullif(provider, ''), null, 0, ${value('now')}::timestamptz
+      select 'release', amount - charged, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, session_id, id, nullif(model, ''), nullif(provider, ''), null, 0, ${value('now')}::timestamptz
       from closed where amount > charged
     )
     select id from closed`,

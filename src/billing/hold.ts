@@ -6,6 +6,8 @@ export interface HoldRequest {
   /** Micro-credits: the worst case of the call. */
   amount: bigint
   requestId: string
+  /** The client's session the call belongs to (docs/billing.md#attribution); absent or null without one. */
+  sessionId?: string | null
   model: string
   /** The provider the call was sent to first (a route's `provider`); stored in the `route` column. */
   provider: string

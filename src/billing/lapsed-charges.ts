@@ -21,7 +21,7 @@ export async function chargeLapsedCallsAtomically(database: Pick<DatabaseHandle,
   const rows = await database.rows<{ seq: number; collected: string }>(sql`
     with input as (
       select * from jsonb_to_recordset(${input}::text::jsonb) as i(seq int, wallet_id text, payer_type text, account_id text, key_id text,
-        user_sub text, env text, request_id text, cost bigint, charged bigint, usage jsonb, model text, provider text)
+        user_sub text, env text, request_id text, session_id text, cost bigint, charged bigint, usage jsonb, model text, provider text)
     ),
     -- Locked, so the available credit read is the wallet's latest, not the statement's snapshot.
     locked as (
@@ -49,8 +49,8 @@ export async function chargeLapsedCallsAtomically(database: Pick<DatabaseHandle,
     rollup as (${upsertRollup({ source: 'priced', after: 'spend_done', hour: rollupHour(now).toISOString(), charged: 'collected', uncollected: 'cost - collected' })}
     ),
     entries as (
-      insert into ledger_entries (kind, amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, hold_id, model, route, usage, uncollected, created_at)
-      select 'charge', collected, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, null, model, provider, usage, cost - collected,
+      insert into ledger_entries (kind, amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, session_id, hold_id, model, route, usage, uncollected, created_at)
+      select 'charge', collected, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, session_id, null, model, provider, usage, cost - collected,
         ${now.toISOString()}::timestamptz
       from priced
     )

@@ -95,6 +95,8 @@ export interface LeasedCharge {
   retried: boolean
   payer: Payer
   requestId: string
+  /** The call's session (docs/billing.md#attribution), null without one. */
+  sessionId: string | null
   /** What the call cost; `charged` is that capped at the call's draw. */
   cost: bigint
   charged: bigint
@@ -113,6 +115,7 @@ export function chargeColumns(item: Omit<LeasedCharge, 'leaseId' | 'retried'>) {
     user_sub: item.payer.userSub,
     env: item.payer.env,
     request_id: item.requestId,
+    session_id: item.sessionId,
     cost: item.cost.toString(),
     charged: item.charged.toString(),
     usage: item.usage,
@@ -140,7 +143,7 @@ const CHARGE_LEASES = new FixedStatement(
   () => sql`
     with given as (
       select * from jsonb_to_recordset(${sql.placeholder('input')}::text::jsonb) as i(lease_id text, retried boolean, wallet_id text, payer_type text, account_id text, key_id text,
-        user_sub text, env text, request_id text, cost bigint, charged bigint, usage jsonb, model text, provider text)
+        user_sub text, env text, request_id text, session_id text, cost bigint, charged bigint, usage jsonb, model text, provider text)
     ),
     -- A call whose charge an earlier attempt committed (its answer lost) is not charged again:
     -- its lease still exists, so nothing else would tell. Its entry names the call and the lease.
@@ -177,8 +180,8 @@ const CHARGE_LEASES = new FixedStatement(
     rollup as (${upsertRollup({ source: 'charged', after: 'spend_done', hour: sql.placeholder('hour'), charged: 'charged', uncollected: 'cost - charged' })}
     ),
     entries as (
-      insert into ledger_entries (kind, amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, hold_id, model, route, usage, uncollected, created_at)
-      select 'charge', charged, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, lease_id, model, provider, usage, cost - charged, ${sql.placeholder('now')}::timestamptz
+      insert into ledger_entries (kind, amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, session_id, hold_id, model, route, usage, uncollected, created_at)
+      select 'charge', charged, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, session_id, lease_id, model, provider, usage, cost - charged, ${sql.placeholder('now')}::timestamptz
       from charged
     )
     select id from leases`,

@@ -10,6 +10,7 @@ export interface LedgerFilter {
   keyId?: string
   userSub?: string
   requestId?: string
+  sessionId?: string
   model?: string
   kind?: LedgerKind
   /** ISO-8601 times Postgres reads to the microsecond: `since` inclusive, `until` exclusive. */
@@ -27,6 +28,7 @@ export async function listLedger(db: Database, filter: LedgerFilter, page: { lim
   if (filter.keyId !== undefined) conditions.push(eq(ledgerEntries.keyId, filter.keyId))
   if (filter.userSub !== undefined) conditions.push(eq(ledgerEntries.userSub, filter.userSub))
   if (filter.requestId !== undefined) conditions.push(eq(ledgerEntries.requestId, filter.requestId))
+  if (filter.sessionId !== undefined) conditions.push(eq(ledgerEntries.sessionId, filter.sessionId))
   if (filter.model !== undefined) conditions.push(eq(ledgerEntries.model, filter.model))
   if (filter.kind !== undefined) conditions.push(eq(ledgerEntries.kind, filter.kind))
   // The text itself, not a Date: Postgres keeps the microseconds a Date would drop.
@@ -58,6 +60,7 @@ function ledgerEntryView(entry: typeof ledgerEntries.$inferSelect, payerId: stri
     user_sub: entry.userSub,
     env: entry.env,
     request_id: entry.requestId,
+    session_id: entry.sessionId,
     model: entry.model,
     // The published field keeps its name, `route`: it holds the provider (docs/billing.md#ledger).
     route: entry.provider,

@@ -81,6 +81,7 @@ function takeLocked(db: Database, instanceId: string, requests: HoldRequest[], {
       accepted.map((hold) => ({
         id: hold.id,
         requestId: hold.requestId,
+        sessionId: hold.sessionId ?? null,
         walletId: hold.payer.walletId,
         payerType: hold.payer.type,
         accountId: hold.payer.accountId,
@@ -136,6 +137,7 @@ function ledgerFields(hold: Hold, kind: 'hold' | 'charge' | 'release' | 'expire'
     userSub: hold.payer.userSub,
     env: hold.payer.env,
     requestId: hold.requestId,
+    sessionId: hold.sessionId ?? null,
     holdId: hold.id,
     model: hold.model,
     provider: hold.provider,

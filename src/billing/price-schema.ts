@@ -13,6 +13,8 @@ export const PricingSchema = Type.Object(
     output: Type.Optional(Price),
     cacheRead: Type.Optional(Price),
     cacheWrite: Type.Optional(Price),
+    /** One-hour prompt-cache writes; without it a request's longer cache lifetimes are not forwarded. */
+    cacheWrite1h: Type.Optional(Price),
     webSearch: Type.Optional(Price),
     image: Type.Optional(Price),
     videoSecond: Type.Optional(Price),

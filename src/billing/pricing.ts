@@ -33,20 +33,24 @@ export function chargeForUsage(pricing: Pricing, reported: Usage): bigint {
   // A cache price the model lacks falls back to the plain input price.
   const cacheRead = pricing.cacheRead === undefined ? input : priceMicros(pricing.cacheRead)
   const cacheWrite = pricing.cacheWrite === undefined ? input : priceMicros(pricing.cacheWrite)
+  // One-hour writes reach an upstream only for a model that prices them (price-options.ts); any
+  // reported without that price are billed as the default lifetime's.
+  const cacheWrite1h = pricing.cacheWrite1h === undefined ? cacheWrite : priceMicros(pricing.cacheWrite1h)
   const tokenMicros =
     BigInt(usage.inputTokens) * input +
     BigInt(usage.cacheReadTokens) * cacheRead +
     BigInt(usage.cacheWriteTokens) * cacheWrite +
+    BigInt(usage.cacheWrite1hTokens) * cacheWrite1h +
     BigInt(usage.outputTokens) * priceMicros(pricing.output)
   return divideUp(tokenMicros, TOKENS_PER_PRICE_UNIT) + BigInt(usage.webSearchRequests) * priceMicros(pricing.webSearch)
 }
 
 /**
  * The worst case a hold must cover: every input token at the dearest input price (writing a
- * cache can cost more than plain input), every allowed output token used, every search made.
+ * cache, for five minutes or an hour, can cost more than plain input), every allowed output token used, every search made.
  */
 export function worstCaseForTokens(pricing: Pricing, inputTokens: number, maxOutputTokens: number, webSearches = 0): bigint {
-  const dearestInput = Math.max(pricing.input ?? 0, pricing.cacheRead ?? 0, pricing.cacheWrite ?? 0)
+  const dearestInput = Math.max(pricing.input ?? 0, pricing.cacheRead ?? 0, pricing.cacheWrite ?? 0, pricing.cacheWrite1h ?? 0)
   try {
     return chargeForUsage({ ...pricing, input: dearestInput }, usageOf({ inputTokens, outputTokens: maxOutputTokens, webSearchRequests: webSearches }))
   } catch (error) {

@@ -38,9 +38,9 @@ export async function expireHoldsPage(
       on conflict (key_id, month) do update set held = key_spend.held + excluded.held
     ),
     entries as (
-      insert into ledger_entries (kind, amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, hold_id, model, route, created_at)
+      insert into ledger_entries (kind, amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, session_id, hold_id, model, route, created_at)
       -- A credit lease's hold names no model or provider (lease-statements.ts).
-      select 'expire', amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, id, nullif(model, ''), nullif(route, ''), ${now}::timestamptz
+      select 'expire', amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, session_id, id, nullif(model, ''), nullif(route, ''), ${now}::timestamptz
       from expired
     )
     select count(*)::int as expired from expired`)

@@ -36,6 +36,7 @@ export function trustedUsage(usage: Usage): Usage {
     outputTokens: trustedCount(usage.outputTokens, 'output_tokens'),
     cacheReadTokens: trustedCount(usage.cacheReadTokens, 'cache_read_tokens'),
     cacheWriteTokens: trustedCount(usage.cacheWriteTokens, 'cache_write_tokens'),
+    cacheWrite1hTokens: trustedCount(usage.cacheWrite1hTokens, 'cache_write_1h_tokens'),
     webSearchRequests: trustedCount(usage.webSearchRequests, 'web_search_requests'),
   }
 }

@@ -7,7 +7,7 @@ import { type Placeholder, type SQL, sql } from 'drizzle-orm'
  */
 
 /** The token counts a charge's usage record carries, in the rollup's column order. */
-export const TOKEN_FIELDS = ['input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens'] as const
+export const TOKEN_FIELDS = ['input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'cache_write_1h_tokens'] as const
 
 /**
  * One token count of a usage record as the rollup sums it: a whole non-negative JSON number as
@@ -30,7 +30,7 @@ export function rollupHour(now: Date): Date {
 
 /**
  * `insert into usage_rollups … on conflict do update` over the rows of `source` that `where`
- * selects (a CTE with account_id, key_id, user_sub, model, usage and the two amounts).
+ * selects (a CTE with account_id, key_id, user_sub, model, session_id, usage and the two amounts).
  * Rows go in sorted by their key, so two statements that touch the same rollup rows lock them
  * in the same order and cannot deadlock each other; `after` names CTEs that must be done first
  * (the wallets and key months every billing statement locks before).
@@ -47,18 +47,19 @@ export function upsertRollup(options: {
   const from = options.after ? `${options.source}, ${options.after}` : options.source
   const tokens = TOKEN_FIELDS.map((field) => sql`sum(${tokenCount('usage', field)})`)
   return sql`
-      insert into usage_rollups (hour, account_id, key_id, user_sub, model, requests, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost, uncollected)
-      select ${options.hour}::timestamptz, coalesce(account_id, ''), coalesce(key_id, ''), coalesce(user_sub, ''), coalesce(model, ''), count(*),
+      insert into usage_rollups (hour, account_id, key_id, user_sub, model, session_id, requests, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, cost, uncollected)
+      select ${options.hour}::timestamptz, coalesce(account_id, ''), coalesce(key_id, ''), coalesce(user_sub, ''), coalesce(model, ''), coalesce(session_id, ''), count(*),
         ${sql.join(tokens, sql`, `)}, sum(${sql.raw(options.charged)}), sum(${sql.raw(options.uncollected)})
       from ${sql.raw(from)} ${sql.raw(options.where ? `where ${options.where}` : '')}
-      group by 2, 3, 4, 5
-      order by 2, 3, 4, 5
-      on conflict (hour, account_id, key_id, user_sub, model) do update set
+      group by 2, 3, 4, 5, 6
+      order by 2, 3, 4, 5, 6
+      on conflict (hour, account_id, key_id, user_sub, model, session_id) do update set
         requests = usage_rollups.requests + excluded.requests,
         input_tokens = usage_rollups.input_tokens + excluded.input_tokens,
         output_tokens = usage_rollups.output_tokens + excluded.output_tokens,
         cache_read_tokens = usage_rollups.cache_read_tokens + excluded.cache_read_tokens,
         cache_write_tokens = usage_rollups.cache_write_tokens + excluded.cache_write_tokens,
+        cache_write_1h_tokens = usage_rollups.cache_write_1h_tokens + excluded.cache_write_1h_tokens,
         cost = usage_rollups.cost + excluded.cost,
         uncollected = usage_rollups.uncollected + excluded.uncollected`
 }

@@ -10,15 +10,16 @@ import { tokenCount } from './usage-rollup'
  */
 
 export type PeriodUnit = 'hour' | 'day' | 'month'
-export type UsageDimension = 'account' | 'key' | 'user' | 'model'
-export const USAGE_DIMENSIONS: readonly UsageDimension[] = ['account', 'key', 'user', 'model']
+export type UsageDimension = 'account' | 'key' | 'user' | 'model' | 'session'
+export const USAGE_DIMENSIONS: readonly UsageDimension[] = ['account', 'key', 'user', 'model', 'session']
 
 /** The rollup column and the answer's field of each dimension. */
-const DIMENSION_COLUMN: Record<UsageDimension, 'account_id' | 'key_id' | 'user_sub' | 'model'> = {
+const DIMENSION_COLUMN: Record<UsageDimension, 'account_id' | 'key_id' | 'user_sub' | 'model' | 'session_id'> = {
   account: 'account_id',
   key: 'key_id',
   user: 'user_sub',
   model: 'model',
+  session: 'session_id',
 }
 
 /** The period as the answer writes it (UTC): `YYYY-MM-DDTHH:00:00Z`, `YYYY-MM-DD` or `YYYY-MM`; these sort as their times do. */
@@ -35,6 +36,8 @@ export interface UsageQuery {
   accountId?: string
   keyId?: string
   model?: string
+  /** The client's session (docs/billing.md#attribution). */
+  sessionId?: string
   /** Inclusive; on a whole hour. */
   since?: Date
   /** Exclusive; on a whole hour. */
@@ -48,11 +51,13 @@ export interface UsageRow {
   key_id?: string
   user_sub?: string
   model?: string
+  session_id?: string
   requests: string
   input_tokens: string
   output_tokens: string
   cache_read_tokens: string
   cache_write_tokens: string
+  cache_write_1h_tokens: string
   cost: string
   uncollected: string
 }
@@ -71,6 +76,7 @@ export async function summarizeUsage(db: Queryable, query: UsageQuery, page: { l
   if (query.accountId !== undefined) conditions.push(sql`account_id = ${query.accountId}`)
   if (query.keyId !== undefined) conditions.push(sql`key_id = ${query.keyId}`)
   if (query.model !== undefined) conditions.push(sql`model = ${query.model}`)
+  if (query.sessionId !== undefined) conditions.push(sql`session_id = ${query.sessionId}`)
   if (query.since) conditions.push(sql`hour >= ${query.since.toISOString()}::timestamptz`)
   if (query.until) conditions.push(sql`hour < ${query.until.toISOString()}::timestamptz`)
   const where = conditions.length > 0 ? sql`where ${sql.join(conditions, sql` and `)}` : sql``
@@ -90,6 +96,7 @@ export async function summarizeUsage(db: Queryable, query: UsageQuery, page: { l
     select * from (
       select ${selected}, sum(requests)::text as requests, sum(input_tokens)::text as input_tokens, sum(output_tokens)::text as output_tokens,
         sum(cache_read_tokens)::text as cache_read_tokens, sum(cache_write_tokens)::text as cache_write_tokens,
+        sum(cache_write_1h_tokens)::text as cache_write_1h_tokens,
         sum(cost)::text as cost, sum(uncollected)::text as uncollected
       from usage_rollups ${where}
       group by ${groupColumns}
@@ -163,6 +170,7 @@ export function summaryView(row: UsageRow, query: UsageQuery) {
     output_tokens: countJson(row.output_tokens),
     cache_read_tokens: countJson(row.cache_read_tokens),
     cache_write_tokens: countJson(row.cache_write_tokens),
+    cache_write_1h_tokens: countJson(row.cache_write_1h_tokens),
     cost: creditsJson(BigInt(row.cost)),
     uncollected: creditsJson(BigInt(row.uncollected)),
   }

@@ -9,17 +9,24 @@ export interface Usage {
   outputTokens: number
   /** Input tokens served from the provider's prompt cache (cacheRead price). */
   cacheReadTokens: number
-  /** Input tokens written to the provider's prompt cache (cacheWrite price). */
+  /** Input tokens written to the provider's prompt cache for its default lifetime, five minutes (cacheWrite price). */
   cacheWriteTokens: number
+  /** Input tokens written to the provider's prompt cache for one hour (cacheWrite1h price); apart from cacheWriteTokens. */
+  cacheWrite1hTokens: number
   /** Searches made by a provider-hosted web search tool (webSearch price per call). */
   webSearchRequests: number
 }
 
-export const NO_USAGE: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: 0 }
+export const NO_USAGE: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0, webSearchRequests: 0 }
 
 /** A usage from the counts that were consumed; every other count is 0. A new pricing dimension is added here once. */
 export function usageOf(counts: Partial<Usage>): Usage {
   return { ...NO_USAGE, ...counts }
+}
+
+/** Every input token of a usage, whatever it was priced at: plain input, cache reads and cache writes of both lifetimes. */
+export function allInputTokens(usage: Usage): number {
+  return usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens + usage.cacheWrite1hTokens
 }
 
 /** The gateway's own count when the provider reported nothing: the input estimate and the output it counted. */

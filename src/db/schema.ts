@@ -109,6 +109,8 @@ export const holds = pgTable(
   {
     id: text('id').primaryKey(),
     requestId: text('request_id').notNull(),
+    /** The call's session, carried to its ledger entries; null for a lease or a call without one. */
+    sessionId: text('session_id'),
     walletId: text('wallet_id').notNull(),
     payerType: text('payer_type').$type<PayerKind>().notNull(),
     accountId: text('account_id'),
@@ -173,6 +175,8 @@ export const ledgerEntries = pgTable(
     userSub: text('user_sub'),
     env: text('env'),
     requestId: text('request_id'),
+    /** The client's session the call belongs to (docs/billing.md#attribution); null without one. */
+    sessionId: text('session_id'),
     holdId: text('hold_id'),
     model: text('model'),
     /** The provider the call went to (the column keeps its first name, `route`). */
@@ -192,6 +196,7 @@ export const ledgerEntries = pgTable(
     index('ledger_key').on(table.keyId, table.id).where(sql`${table.keyId} is not null`),
     index('ledger_user').on(table.userSub, table.id).where(sql`${table.userSub} is not null`),
     index('ledger_request').on(table.requestId),
+    index('ledger_session').on(table.sessionId, table.id).where(sql`${table.sessionId} is not null`),
   ],
 )
 
@@ -211,18 +216,22 @@ export const usageRollups = pgTable(
     keyId: text('key_id').notNull().default(''),
     userSub: text('user_sub').notNull().default(''),
     model: text('model').notNull().default(''),
+    /** The client's session (docs/billing.md#attribution); '' for calls without one. */
+    sessionId: text('session_id').notNull().default(''),
     requests: bigint('requests', { mode: 'bigint' }).notNull().default(sql`0`),
     inputTokens: numeric('input_tokens').notNull().default('0'),
     outputTokens: numeric('output_tokens').notNull().default('0'),
     cacheReadTokens: numeric('cache_read_tokens').notNull().default('0'),
     cacheWriteTokens: numeric('cache_write_tokens').notNull().default('0'),
+    /** One-hour cache writes, apart from the five-minute ones in cache_write_tokens. */
+    cacheWrite1hTokens: numeric('cache_write_1h_tokens').notNull().default('0'),
     /** Micro-credits charged (the ledger's charge amounts). */
     cost: numeric('cost').notNull().default('0'),
     /** Micro-credits recorded beyond the holds and not taken. */
     uncollected: numeric('uncollected').notNull().default('0'),
   },
   (table) => [
-    primaryKey({ columns: [table.hour, table.accountId, table.keyId, table.userSub, table.model] }),
+    primaryKey({ columns: [table.hour, table.accountId, table.keyId, table.userSub, table.model, table.sessionId] }),
     // A key's own usage (GET /v1/usage) and an account's or key's summaries read by party, then time.
     index('usage_rollups_key').on(table.keyId, table.hour),
     index('usage_rollups_account').on(table.accountId, table.hour),

@@ -3,7 +3,7 @@ import type { Hold } from '../billing/hold'
 import { microsToCredits } from '../billing/money'
 import { chargeForUsage } from '../billing/pricing'
 import { recordableUsage, UntrustedUsageError, type UsageAnomaly, usageAnomalies } from '../billing/usage-guard'
-import type { Usage, UsageRecord, UsageSource } from '../canonical/usage'
+import { allInputTokens, type Usage, type UsageRecord, type UsageSource } from '../canonical/usage'
 import type { ModelEntry } from '../catalog/catalog-schema'
 import { logEvent } from '../observability/log'
 import { usageAnomaliesTotal } from '../observability/metrics'
@@ -40,11 +40,19 @@ export class BilledCall {
     readonly record: RequestRecord,
   ) {}
 
-  /** Takes the hold; `provider` is the first route's, recorded until a route answers. */
-  static async open(services: BillingServices, caller: Caller, amount: bigint, record: RequestRecord, model: string, provider: string): Promise<BilledCall> {
+  /** Takes the hold; `provider` is the first route's, recorded until a route answers; `sessionId` goes on every ledger entry of the call. */
+  static async open(
+    services: BillingServices,
+    caller: Caller,
+    amount: bigint,
+    record: RequestRecord,
+    model: string,
+    provider: string,
+    sessionId: string | null = null,
+  ): Promise<BilledCall> {
     const hold = await record.time('hold', async () => {
       const payer = await services.payers.payerFor(caller)
-      return services.holds.take({ payer, amount, requestId: record.requestId, model, provider })
+      return services.holds.take({ payer, amount, requestId: record.requestId, sessionId, model, provider })
     })
     return new BilledCall(services, hold, record)
   }
@@ -58,7 +66,7 @@ export class BilledCall {
     this.closing ??= this.close(servedBy, () => chargeForUsage(model.pricing, usage), usageRecord(usage, source), usage, output).then(async (closed) => {
       const { keyId, tokensPerMinute } = this.hold.payer
       if (closed.trusted && keyId && tokensPerMinute !== null) {
-        const tokens = usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens + usage.outputTokens
+        const tokens = allInputTokens(usage) + usage.outputTokens
         await this.services.rateLimiter.recordTokens(keyId, tokens).catch(() => undefined)
       }
       return { cost: closed.cost }
@@ -141,6 +149,7 @@ function usageRecord(usage: Usage, source: UsageSource): UsageRecord {
     output_tokens: usage.outputTokens,
     cache_read_tokens: usage.cacheReadTokens,
     cache_write_tokens: usage.cacheWriteTokens,
+    cache_write_1h_tokens: usage.cacheWrite1hTokens,
     web_search_requests: usage.webSearchRequests,
     source,
   }

@@ -8,7 +8,9 @@ import type { Services } from '../services/services'
 import { readWithinSilence } from '../streaming/idle-timeout'
 import { readJsonObjectBytes } from '../streaming/upstream-json'
 import { BilledCall } from './billed-call'
+import { withCost } from './cost-header'
 import { deliverPriced } from './priced'
+import { sessionIdOf } from './session-id'
 import { observeTranslated, relayStream } from './stream-relay'
 import { sseSource, upstreamBodyOf } from './stream-sources'
 import type { ConversationEncoding, NonEmpty, Route, Surface, SurfaceRequest, UpstreamAnswer } from './surface'
@@ -29,13 +31,28 @@ export async function dispatch<Body, R extends Route>(services: DispatchServices
   const needs = await surface.plan(services, request)
   const plan = needs.call(planRoutes(services, needs.model, needs.usable))
   request.record.requestedModel = plan.modelId
-  const call = await BilledCall.open(services, request.caller, plan.holdAmount, request.record, plan.modelId, plan.routes[0].provider.name)
+  const call = await BilledCall.open(
+    services,
+    request.caller,
+    plan.holdAmount,
+    request.record,
+    plan.modelId,
+    plan.routes[0].provider.name,
+    sessionIdOf(request.headers),
+  )
   if (plan.kind === 'video') return releasedOnFailure(call, () => deliverVideo(call, plan, request.signal, services.routeCooldowns))
   let answer: UpstreamAnswer<R>
   try {
     answer = await firstAnswer(
       plan.routes,
-      (route, signal, headers) => plan.send(route, { provider: route.provider, model: route.upstreamModel, signal, headers }),
+      (route, signal, headers) =>
+        plan.send(route, {
+          provider: route.provider,
+          model: route.upstreamModel,
+          signal,
+          headers,
+          oneHourCacheWrites: route.model.pricing.cacheWrite1h !== undefined,
+        }),
       request.signal,
       request.record,
       services.routeCooldowns,
@@ -200,9 +217,9 @@ async function deliverConversation(call: BilledCall, answer: UpstreamAnswer<Rout
   if (encoding.mode === 'translated') {
     const translated = encoding.translate.readAnswer(whole)
     const settled = await call.settle(servedBy, translated.usage, 'provider')
-    return Response.json(encoding.encodeAnswer(translated, settled.cost))
+    return withCost(Response.json(encoding.encodeAnswer(translated, settled.cost)), settled.cost)
   }
   const usage = encoding.nativeUsage(whole)
   const settled = usage ? await call.settle(servedBy, usage, 'provider') : await call.settle(servedBy, encoding.estimateNative(whole), 'estimate')
-  return Response.json(encoding.presentNative(whole, settled.cost))
+  return withCost(Response.json(encoding.presentNative(whole, settled.cost)), settled.cost)
 }

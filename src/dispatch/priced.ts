@@ -1,4 +1,5 @@
 import type { BilledCall } from './billed-call'
+import { withCost } from './cost-header'
 import type { PricedAnswer, Route, UpstreamAnswer } from './surface'
 
 /**
@@ -20,8 +21,8 @@ export async function deliverPriced<R extends Route>(
   return settlePriced(call, answer.route, await price(answer.response, answer.route))
 }
 
-/** Settles the call for a priced answer (capped at the hold, against the model that priced it and the provider that served it), then answers with the credits taken. */
+/** Settles the call for a priced answer (capped at the hold, against the model that priced it and the provider that served it), then answers with the credits taken, in the body and the cost header. */
 export async function settlePriced(call: BilledCall, route: Route, priced: PricedAnswer): Promise<Response> {
   const settled = await call.settleCost(route, priced.cost, priced.usage)
-  return priced.respond(settled.cost)
+  return withCost(priced.respond(settled.cost), settled.cost)
 }

@@ -114,8 +114,9 @@ export class RateLimitError extends GatewayError {
   readonly type = 'rate_limit_error'
   override readonly retryable = true
 
-  constructor(message: string, retryAfterSeconds: number) {
-    super(message, { headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) } })
+  /** `headers`: the key's rate-limit headers, which a refusal carries like every other answer. */
+  constructor(message: string, retryAfterSeconds: number, headers: Record<string, string> = {}) {
+    super(message, { headers: { ...headers, 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) } })
   }
 }
 

@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import { checkAdminToken } from '../auth/admin-token'
 import type { Authenticator, Caller } from '../auth/authenticate'
 import { ruleFor } from '../auth/endpoint-rules'
+import type { RateLimitHeaders } from '../auth/rate-limit'
 import { NotFoundError } from '../errors/kinds'
 import { bodyLimitFor, checkDeclaredLength } from './body-limits'
 import { MalformedBody } from './json-body'
@@ -35,7 +36,10 @@ export function gatewayContext(services: CallerCheck) {
       // Elysia's `route` is the path template of the endpoint that matched (`/admin/v1/keys/:id`).
       const { request, route: pathTemplate } = handlerContext
       const context = contextOf(request)
-      const authenticate = () => identify(services, request, pathTemplate)
+      const answerLimits = (headers: RateLimitHeaders) => {
+        if (context) Object.assign(context.answerHeaders, headers)
+      }
+      const authenticate = () => identify(services, request, pathTemplate, answerLimits)
       const caller = await (context ? context.record.time('authenticate', authenticate) : authenticate())
       if (context) context.caller = caller
       // Replaced in place: schema validation, which runs next, reads the context's body.
@@ -45,13 +49,13 @@ export function gatewayContext(services: CallerCheck) {
     })
 }
 
-async function identify(services: CallerCheck, request: Request, pathTemplate: string): Promise<Caller> {
+async function identify(services: CallerCheck, request: Request, pathTemplate: string, onLimits: (headers: RateLimitHeaders) => void): Promise<Caller> {
   if (pathTemplate.startsWith('/admin/')) {
     checkAdminToken(services.config.adminToken, request.headers)
     return ANONYMOUS
   }
   const rule = ruleFor(request.method, pathTemplate)
-  if (rule) return services.authenticator.authenticate(rule, request.headers)
+  if (rule) return services.authenticator.authenticate(rule, request.headers, onLimits)
   // Fail closed: an API endpoint the rules table does not name is served to nobody.
   if (pathTemplate.startsWith('/v1/')) throw new NotFoundError(`No endpoint ${request.method} ${pathTemplate}.`)
   return ANONYMOUS

@@ -7,6 +7,8 @@ export interface RequestContext {
   caller?: Caller
   /** What the request did, for the log, metrics and traces when it ends. */
   record: RequestRecord
+  /** Headers every answer to the request carries, whatever it is (the key's rate-limit headers). */
+  answerHeaders: Record<string, string>
 }
 
 const contexts = new WeakMap<Request, RequestContext>()

@@ -37,7 +37,15 @@ export function logRequest(sink: LogSink | undefined, record: RequestRecord, cal
       latency_ms: durationMs,
       model: record.model ?? null,
       attempts: record.attempts.map(attemptFields),
-      tokens: usage ? { input: usage.inputTokens, output: usage.outputTokens, cache_read: usage.cacheReadTokens, cache_write: usage.cacheWriteTokens } : null,
+      tokens: usage
+        ? {
+            input: usage.inputTokens,
+            output: usage.outputTokens,
+            cache_read: usage.cacheReadTokens,
+            cache_write: usage.cacheWriteTokens,
+            cache_write_1h: usage.cacheWrite1hTokens,
+          }
+        : null,
       cost: record.charge?.cost ?? 0,
       payer: keyId ?? userId,
       outcome,

@@ -36,10 +36,11 @@ export const upstreamAttempts = registry.counter(
   'Upstream calls, by provider and outcome: ok, the status class of a failure (4xx, 5xx), or why none came (timeout, unreachable, client_closed, refused).',
   ['provider', 'outcome'],
 )
-export const tokensTotal = registry.counter('tollgate_tokens_total', 'Tokens billed, by model and kind (input, output, cache_read, cache_write).', [
-  'model',
-  'kind',
-])
+export const tokensTotal = registry.counter(
+  'tollgate_tokens_total',
+  'Tokens billed, by model and kind (input, output, cache_read, cache_write, cache_write_1h).',
+  ['model', 'kind'],
+)
 export const creditsCharged = registry.counter('tollgate_credits_charged_total', 'Credits taken from payers, by the model that served.', ['model'], 1_000_000)
 export const holdsOpen = registry.gauge('tollgate_holds_open', 'Holds this process has taken whose call has not closed yet.')
 export const holdClosingsPending = registry.gauge(
@@ -118,6 +119,8 @@ function recordFinished(record: RequestRecord, knownModel: (id: string) => boole
     tokensTotal.inc({ model: charge.model, kind: 'output' }, charge.usage.outputTokens)
     tokensTotal.inc({ model: charge.model, kind: 'cache_read' }, charge.usage.cacheReadTokens)
     tokensTotal.inc({ model: charge.model, kind: 'cache_write' }, charge.usage.cacheWriteTokens)
+    // Only models that price one-hour writes have them: no empty series for every other model.
+    if (charge.usage.cacheWrite1hTokens > 0) tokensTotal.inc({ model: charge.model, kind: 'cache_write_1h' }, charge.usage.cacheWrite1hTokens)
   }
 }
 

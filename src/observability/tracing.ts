@@ -1,3 +1,4 @@
+import { allInputTokens } from '../canonical/usage'
 import { logEvent } from './log'
 import { type OtlpAttribute, OtlpExporter, type OtlpSpan, SpanKind } from './otlp-exporter'
 import type { RequestRecord } from './request-record'
@@ -103,10 +104,10 @@ export class Tracing {
               ...(charge.usage
                 ? [
                     // The conventions count cached input among the input tokens, and name the cached part apart.
-                    integer('gen_ai.usage.input_tokens', charge.usage.inputTokens + charge.usage.cacheReadTokens + charge.usage.cacheWriteTokens),
+                    integer('gen_ai.usage.input_tokens', allInputTokens(charge.usage)),
                     integer('gen_ai.usage.output_tokens', charge.usage.outputTokens),
                     integer('gen_ai.usage.cache_read.input_tokens', charge.usage.cacheReadTokens),
-                    integer('gen_ai.usage.cache_creation.input_tokens', charge.usage.cacheWriteTokens),
+                    integer('gen_ai.usage.cache_creation.input_tokens', charge.usage.cacheWriteTokens + charge.usage.cacheWrite1hTokens),
                   ]
                 : []),
               decimal('tollgate.cost', charge.cost),

@@ -21,6 +21,11 @@ export interface UpstreamTarget {
    * docs/operations.md#traces); empty when tracing is off. Never a credential: the adapter sets its own after these.
    */
   headers: Record<string, string>
+  /**
+   * Whether the model the call is billed at prices one-hour prompt-cache writes (its
+   * `cacheWrite1h`): only then may a request ask the upstream for them. Absent is false.
+   */
+  oneHourCacheWrites?: boolean
 }
 
 /**

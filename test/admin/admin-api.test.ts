@@ -231,6 +231,7 @@ for (const kind of testDatabases) {
           'payer',
           'request_id',
           'route',
+          'session_id',
           'uncollected',
           'usage',
           'user_sub',

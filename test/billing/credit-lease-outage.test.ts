@@ -171,6 +171,7 @@ for (const kind of testDatabases) {
         leaseId: 'lease_gone',
         payer,
         requestId,
+        sessionId: null,
         cost: 70n,
         charged: 50n,
         usage: { input_tokens: 1 },

@@ -10,7 +10,7 @@ import { gatewaySuite } from '../support/gateway-suite'
 import { rejectionOf } from '../support/rejection'
 
 const pricing = { input: 3, output: 15 }
-const usage = { inputTokens: 10, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: 0 }
+const usage = { inputTokens: 10, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0, webSearchRequests: 0 }
 
 describe('pricing refuses counts it cannot trust', () => {
   test('negative, fractional, non-numeric and unsafe counts are UntrustedUsageError, never a charge', () => {

@@ -94,6 +94,7 @@ describe('request log', () => {
       output: charge.usage.output_tokens,
       cache_read: charge.usage.cache_read_tokens,
       cache_write: charge.usage.cache_write_tokens,
+      cache_write_1h: charge.usage.cache_write_1h_tokens,
     })
   })
 

@@ -64,7 +64,7 @@ runProviderContract({
         // STOP with a function call is a tool call: Gemini has no reason of its own for it.
         finishReason: 'tool-calls',
         // Tool-use prompt tokens are input; thoughts are output; cached tokens are inside the prompt.
-        usage: { inputTokens: 65, outputTokens: 32, cacheReadTokens: 40, cacheWriteTokens: 0, webSearchRequests: 0 },
+        usage: { inputTokens: 65, outputTokens: 32, cacheReadTokens: 40, cacheWriteTokens: 0, cacheWrite1hTokens: 0, webSearchRequests: 0 },
       },
     },
     streams: [
@@ -76,7 +76,11 @@ runProviderContract({
           { type: 'text-delta', text: ' is blue' },
           { type: 'text-delta', text: '.' },
           // Cumulative usage: the last chunk's counts, not a sum.
-          { type: 'finish', finishReason: 'stop', usage: { inputTokens: 6, outputTokens: 8, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: 0 } },
+          {
+            type: 'finish',
+            finishReason: 'stop',
+            usage: { inputTokens: 6, outputTokens: 8, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0, webSearchRequests: 0 },
+          },
         ],
       },
       {
@@ -91,7 +95,7 @@ runProviderContract({
           {
             type: 'finish',
             finishReason: 'tool-calls',
-            usage: { inputTokens: 30, outputTokens: 12, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: 0 },
+            usage: { inputTokens: 30, outputTokens: 12, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0, webSearchRequests: 0 },
           },
         ],
       },
@@ -171,7 +175,7 @@ describe('gemini adapter: blocked prompts', () => {
       id: 'blocked-1',
       content: [],
       finishReason: 'content-filter',
-      usage: { inputTokens: 9, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: 0 },
+      usage: { inputTokens: 9, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0, webSearchRequests: 0 },
     })
   })
 

@@ -74,7 +74,7 @@ export const MESSAGE_ANSWER: Answer = {
     { type: 'tool-call', id: 'toolu_011LF2VkWpAfJnTKJcmh1PNf', name: 'test_tool', input: { value: 'test' } },
   ],
   finishReason: 'tool-calls',
-  usage: { inputTokens: 415, outputTokens: 76, cacheReadTokens: 300, cacheWriteTokens: 12, webSearchRequests: 1 },
+  usage: { inputTokens: 415, outputTokens: 76, cacheReadTokens: 300, cacheWriteTokens: 12, cacheWrite1hTokens: 0, webSearchRequests: 1 },
 }
 
 export const TEXT_STREAM_PARTS: StreamPart[] = [
@@ -87,7 +87,7 @@ export const TEXT_STREAM_PARTS: StreamPart[] = [
     type: 'finish',
     finishReason: 'stop-sequence',
     stopSequence: 'four',
-    usage: { inputTokens: 25, outputTokens: 9, cacheReadTokens: 10, cacheWriteTokens: 0, webSearchRequests: 0 },
+    usage: { inputTokens: 25, outputTokens: 9, cacheReadTokens: 10, cacheWriteTokens: 0, cacheWrite1hTokens: 0, webSearchRequests: 0 },
   },
 ]
 
@@ -99,7 +99,11 @@ export const TOOL_STREAM_PARTS: StreamPart[] = [
   { type: 'tool-call-delta', id: 'toolu_01NRLabsLyVHZPKxbKvkfSMn', argumentsDelta: '{"locati' },
   { type: 'tool-call-delta', id: 'toolu_01NRLabsLyVHZPKxbKvkfSMn', argumentsDelta: 'on": "Paris"}' },
   // message_delta repeats the input counts and sends null cache counts: nulls keep message_start's.
-  { type: 'finish', finishReason: 'tool-calls', usage: { inputTokens: 377, outputTokens: 65, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: 0 } },
+  {
+    type: 'finish',
+    finishReason: 'tool-calls',
+    usage: { inputTokens: 377, outputTokens: 65, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0, webSearchRequests: 0 },
+  },
 ]
 
 /** A native body with every option priced above the catalogue, and what must remain of it. */

@@ -55,7 +55,7 @@ runProviderContract({
           { type: 'tool-call', id: 'call_abc123', name: 'get_current_weather', input: { location: 'Boston, MA' } },
         ],
         finishReason: 'tool-calls',
-        usage: { inputTokens: 18, outputTokens: 17, cacheReadTokens: 64, cacheWriteTokens: 0, webSearchRequests: 0 },
+        usage: { inputTokens: 18, outputTokens: 17, cacheReadTokens: 64, cacheWriteTokens: 0, cacheWrite1hTokens: 0, webSearchRequests: 0 },
       },
     },
     streams: [
@@ -65,7 +65,11 @@ runProviderContract({
           { type: 'start', id: 'chatcmpl-9tZXFsqeQOozn5YU8I6SbjkmDnN76' },
           { type: 'text-delta', text: 'San' },
           { type: 'text-delta', text: ' Francisco' },
-          { type: 'finish', finishReason: 'stop', usage: { inputTokens: 17, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: 0 } },
+          {
+            type: 'finish',
+            finishReason: 'stop',
+            usage: { inputTokens: 17, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0, webSearchRequests: 0 },
+          },
         ],
       },
       {
@@ -80,7 +84,7 @@ runProviderContract({
           {
             type: 'finish',
             finishReason: 'tool-calls',
-            usage: { inputTokens: 20, outputTokens: 31, cacheReadTokens: 100, cacheWriteTokens: 0, webSearchRequests: 0 },
+            usage: { inputTokens: 20, outputTokens: 31, cacheReadTokens: 100, cacheWriteTokens: 0, cacheWrite1hTokens: 0, webSearchRequests: 0 },
           },
         ],
       },
@@ -120,7 +124,7 @@ runProviderContract({
     usage: {
       fixture: 'chat-answer',
       field: 'usage',
-      expected: { inputTokens: 18, outputTokens: 17, cacheReadTokens: 64, cacheWriteTokens: 0, webSearchRequests: 0 },
+      expected: { inputTokens: 18, outputTokens: 17, cacheReadTokens: 64, cacheWriteTokens: 0, cacheWrite1hTokens: 0, webSearchRequests: 0 },
     },
     countField: 'completion_tokens',
   },
@@ -141,7 +145,7 @@ runProviderContract({
     usage: {
       fixture: 'responses-answer',
       field: 'usage',
-      expected: { inputTokens: 16, outputTokens: 87, cacheReadTokens: 20, cacheWriteTokens: 0, webSearchRequests: 0 },
+      expected: { inputTokens: 16, outputTokens: 87, cacheReadTokens: 20, cacheWriteTokens: 0, cacheWrite1hTokens: 0, webSearchRequests: 0 },
     },
     countField: 'input_tokens',
   },

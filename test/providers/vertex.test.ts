@@ -41,7 +41,7 @@ runProviderContract({
         id: 'msg_vrtx_01PeJ2cUnDHwGk8bYnLZh6yD',
         content: [{ type: 'text', text: 'Bonjour!' }],
         finishReason: 'stop',
-        usage: { inputTokens: 14, outputTokens: 6, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: 0 },
+        usage: { inputTokens: 14, outputTokens: 6, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0, webSearchRequests: 0 },
       },
     },
     streams: [
@@ -54,7 +54,7 @@ runProviderContract({
           {
             type: 'finish',
             finishReason: 'tool-calls',
-            usage: { inputTokens: 40, outputTokens: 22, cacheReadTokens: 0, cacheWriteTokens: 8, webSearchRequests: 0 },
+            usage: { inputTokens: 40, outputTokens: 22, cacheReadTokens: 0, cacheWriteTokens: 8, cacheWrite1hTokens: 0, webSearchRequests: 0 },
           },
         ],
       },
@@ -76,7 +76,7 @@ runProviderContract({
     usage: {
       fixture: 'raw-predict-answer',
       field: 'usage',
-      expected: { inputTokens: 14, outputTokens: 6, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: 0 },
+      expected: { inputTokens: 14, outputTokens: 6, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0, webSearchRequests: 0 },
     },
     countField: 'output_tokens',
   },

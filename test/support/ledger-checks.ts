@@ -61,16 +61,17 @@ export async function expectRollupMatchesLedger(db: Database): Promise<void> {
   const result = await db.execute(sql`
     with ledger as (
       select date_trunc('hour', created_at, 'UTC') as hour, coalesce(account_id, '') as account_id, coalesce(key_id, '') as key_id,
-        coalesce(user_sub, '') as user_sub, coalesce(model, '') as model, count(*)::bigint as requests,
+        coalesce(user_sub, '') as user_sub, coalesce(model, '') as model, coalesce(session_id, '') as session_id, count(*)::bigint as requests,
         sum(${counted('input_tokens')}) as input_tokens,
         sum(${counted('output_tokens')}) as output_tokens,
         sum(${counted('cache_read_tokens')}) as cache_read_tokens,
         sum(${counted('cache_write_tokens')}) as cache_write_tokens,
+        sum(${counted('cache_write_1h_tokens')}) as cache_write_1h_tokens,
         sum(amount)::numeric as cost, sum(uncollected)::numeric as uncollected
-      from ledger_entries where kind = 'charge' group by 1, 2, 3, 4, 5
+      from ledger_entries where kind = 'charge' group by 1, 2, 3, 4, 5, 6
     ),
     rollup as (
-      select hour, account_id, key_id, user_sub, model, requests, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost, uncollected from usage_rollups
+      select hour, account_id, key_id, user_sub, model, session_id, requests, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, cost, uncollected from usage_rollups
     )
     select * from ((select * from ledger except select * from rollup) union all (select * from rollup except select * from ledger)) differences`)
   const differences = Array.isArray(result) ? result : (result as unknown as { rows: unknown[] }).rows

@@ -40,7 +40,12 @@ describe('price-changing request options are not forwarded', () => {
       pricing: { input: 1, output: 2 },
       maxOutputTokens: 1000,
     }
-    writeFileSync(path, JSON.stringify({ ...catalog, providers: { ...catalog.providers, strict }, models: [...catalog.models, vertexClaude, strictModel] }))
+    // Models that price one-hour cache writes, on Anthropic's API and on Vertex AI.
+    const hourPricing = { input: 3, output: 15, cacheWrite: 3.75, cacheWrite1h: 6 }
+    const hourClaude = { ...vertexClaude, id: 'anthropic/claude-hour', routes: [{ provider: 'native', model: 'claude-hour-a' }], pricing: hourPricing }
+    const hourVertex = { ...vertexClaude, id: 'anthropic/claude-vertex-hour', pricing: hourPricing }
+    const models = [...catalog.models, vertexClaude, strictModel, hourClaude, hourVertex]
+    writeFileSync(path, JSON.stringify({ ...catalog, providers: { ...catalog.providers, strict }, models }))
     return { TOLLGATE_CONFIG: path }
   }
   beforeEach(() => upstream.reset())
@@ -169,6 +174,30 @@ describe('price-changing request options are not forwarded', () => {
       ],
     })
     expect(JSON.stringify([sent.cache_control, sent.system, sent.tools, sent.messages[2]])).not.toContain('1h')
+  })
+
+  test('messages: a model that prices one-hour writes gets them unchanged; longer lifetimes are still dropped', async () => {
+    const { key } = await suite.harness.key()
+    const hour = { type: 'ephemeral', ttl: '1h' }
+    const day = { type: 'ephemeral', ttl: '24h' }
+    const body = {
+      cache_control: hour,
+      system: [{ type: 'text', text: 'Be brief.', cache_control: hour }],
+      tools: [{ name: 'f', input_schema: { type: 'object' }, cache_control: day }],
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi.', cache_control: hour }] }],
+    }
+    for (const model of ['claude-hour', 'claude-vertex-hour']) expect((await messages(key, { model, ...body })).status).toBe(200)
+    const [native, vertex] = sentBodies()
+    for (const sent of [native, vertex]) {
+      expect(sent).toMatchObject({
+        cache_control: hour,
+        system: [{ cache_control: hour }],
+        tools: [{ name: 'f', cache_control: { type: 'ephemeral' } }],
+        messages: [{ content: [{ cache_control: hour }] }],
+      })
+      expect(sent.tools[0].cache_control.ttl).toBeUndefined()
+    }
+    expect(upstream.received.map((request) => request.path)).toEqual(['/v1/messages', expect.stringMatching(/claude-vertex@001:rawPredict$/)])
   })
 
   test('messages on Vertex AI: the same betas and options are dropped', async () => {

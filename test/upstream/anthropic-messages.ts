@@ -7,9 +7,11 @@ function anthropicUsage(body: any, script: ChatScript, text: string) {
   const usage = usageOf(body, script, text)
   return {
     input_tokens: usage.prompt_tokens,
-    cache_creation_input_tokens: usage.cache_write_tokens ?? 0,
+    cache_creation_input_tokens: (usage.cache_write_tokens ?? 0) + (usage.cache_write_1h_tokens ?? 0),
     cache_read_input_tokens: usage.cached_tokens ?? 0,
-    cache_creation: { ephemeral_5m_input_tokens: usage.cache_write_tokens ?? 0, ephemeral_1h_input_tokens: 0 },
+    ...(usage.cache_split === false
+      ? {}
+      : { cache_creation: { ephemeral_5m_input_tokens: usage.cache_write_tokens ?? 0, ephemeral_1h_input_tokens: usage.cache_write_1h_tokens ?? 0 } }),
     output_tokens: usage.completion_tokens,
     ...(usage.web_search_requests ? { server_tool_use: { web_search_requests: usage.web_search_requests, web_fetch_requests: 0 } } : {}),
     service_tier: 'standard',

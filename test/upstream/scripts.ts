@@ -7,8 +7,20 @@ export interface ChatScript {
   toolCalls?: { id: string; name: string; arguments: string }[]
   /** Messages format only: a thinking block (with its signature) before the text. */
   thinking?: { text: string; signature: string }
-  /** Reported usage; defaults derive from the request and the answer. */
-  usage?: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number; cache_write_tokens?: number; web_search_requests?: number }
+  /**
+   * Reported usage; defaults derive from the request and the answer. Messages format:
+   * `cache_write_tokens` are five-minute writes and `cache_write_1h_tokens` one-hour ones, both in
+   * `cache_creation_input_tokens` and split in `cache_creation` unless `cache_split` is false.
+   */
+  usage?: {
+    prompt_tokens: number
+    completion_tokens: number
+    cached_tokens?: number
+    cache_write_tokens?: number
+    cache_write_1h_tokens?: number
+    cache_split?: false
+    web_search_requests?: number
+  }
   /** Leave usage out of the answer entirely (some compatible servers do). */
   omitUsage?: boolean
   /**

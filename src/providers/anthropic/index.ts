@@ -31,7 +31,7 @@ export function anthropicAdapter(fetch: Fetch): ProviderAdapter {
         ...betaHeader(passthrough.beta),
         ...(target.provider.credential ? { 'x-api-key': target.provider.credential } : {}),
       },
-      body: JSON.stringify({ ...withoutPremiumOptions(body), model: target.model }),
+      body: JSON.stringify({ ...withoutPremiumOptions(body, target.oneHourCacheWrites), model: target.model }),
       signal: target.signal,
     })
 

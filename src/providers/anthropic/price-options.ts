@@ -42,18 +42,23 @@ export function betaHeader(clientBetas: string | null): Record<string, string> {
 const CATALOGUE_PRICE_VALUES: Record<string, string> = { speed: 'standard', service_tier: 'standard_only', inference_geo: 'global' }
 
 /**
- * Cache lifetimes written at the catalogue's `cacheWrite` price: the default five minutes. A
- * one-hour write costs twice the input price, above what `cacheWrite` (1.25 times) bills, so a
- * longer `ttl` is removed and the block cached for the default time instead.
+ * Cache lifetimes a model's prices cover: the default five minutes at `cacheWrite`, and one hour
+ * when the model prices it (`cacheWrite1h`). A one-hour write costs twice the input price, above
+ * what `cacheWrite` (1.25 times) bills, so without that price a longer `ttl` is removed and the
+ * block cached for the default time instead.
  */
-const CATALOGUE_PRICE_CACHE_TTL = '5m'
+const DEFAULT_CACHE_TTL = '5m'
+const ONE_HOUR_CACHE_TTL = '1h'
 
-/** A messages body without the options above and without cache lifetimes longer than the default. */
-export function withoutPremiumOptions(body: NativeBody): NativeBody {
+/**
+ * A messages body without the options above and without cache lifetimes the catalogue does not
+ * price: longer than the default, unless `oneHourCacheWrites` and the lifetime is one hour.
+ */
+export function withoutPremiumOptions(body: NativeBody, oneHourCacheWrites = false): NativeBody {
   const kept = Object.fromEntries(
     Object.entries(body).filter(([field, value]) => CATALOGUE_PRICE_VALUES[field] === undefined || value === CATALOGUE_PRICE_VALUES[field]),
   )
-  return withCatalogueCacheTtls(kept)
+  return withCatalogueCacheTtls(kept, oneHourCacheWrites ? [DEFAULT_CACHE_TTL, ONE_HOUR_CACHE_TTL] : [DEFAULT_CACHE_TTL])
 }
 
 /**
@@ -61,27 +66,24 @@ export function withoutPremiumOptions(body: NativeBody): NativeBody {
  * blocks and on the blocks inside them, such as a tool result's
  * (https://docs.claude.com/en/docs/build-with-claude/prompt-caching).
  */
-function withCatalogueCacheTtls(body: NativeBody): NativeBody {
-  const cleaned = { ...withCatalogueTtl(body) }
-  if (Array.isArray(body.system)) cleaned.system = body.system.map(withCatalogueBlockTtl)
-  if (Array.isArray(body.tools)) cleaned.tools = body.tools.map(withCatalogueBlockTtl)
+function withCatalogueCacheTtls(body: NativeBody, priced: readonly unknown[]): NativeBody {
+  const withTtl = (holder: NativeBody) => withPricedTtl(holder, priced)
+  const withBlockTtl = (block: unknown) => (isRecord(block) ? withTtl(block) : block)
+  const withContentTtls = (holder: unknown): unknown => {
+    const cleaned = withBlockTtl(holder)
+    return isRecord(cleaned) && Array.isArray(cleaned.content) ? { ...cleaned, content: cleaned.content.map(withContentTtls) } : cleaned
+  }
+  const cleaned = { ...withTtl(body) }
+  if (Array.isArray(body.system)) cleaned.system = body.system.map(withBlockTtl)
+  if (Array.isArray(body.tools)) cleaned.tools = body.tools.map(withBlockTtl)
+  // A message and its content blocks, and theirs, are cleaned alike.
   if (Array.isArray(body.messages)) cleaned.messages = body.messages.map(withContentTtls)
   return cleaned
 }
 
-/** A message or a content block, with the blocks of its `content` (and theirs) cleaned too. */
-function withContentTtls(holder: unknown): unknown {
-  const cleaned = withCatalogueBlockTtl(holder)
-  return isRecord(cleaned) && Array.isArray(cleaned.content) ? { ...cleaned, content: cleaned.content.map(withContentTtls) } : cleaned
-}
-
-function withCatalogueBlockTtl(block: unknown): unknown {
-  return isRecord(block) ? withCatalogueTtl(block) : block
-}
-
-/** `holder` with a `cache_control` of the default lifetime: itself when it has no longer one. */
-function withCatalogueTtl(holder: NativeBody): NativeBody {
+/** `holder` with a `cache_control` of a priced lifetime: itself when its lifetime is priced or absent, else without the `ttl`. */
+function withPricedTtl(holder: NativeBody, priced: readonly unknown[]): NativeBody {
   if (!isRecord(holder.cache_control)) return holder
   const { ttl, ...cacheControl } = holder.cache_control
-  return ttl === undefined || ttl === CATALOGUE_PRICE_CACHE_TTL ? holder : { ...holder, cache_control: cacheControl }
+  return ttl === undefined || priced.includes(ttl) ? holder : { ...holder, cache_control: cacheControl }
 }

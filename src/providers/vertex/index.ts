@@ -27,7 +27,7 @@ export function vertexAdapter(fetch: Fetch): ProviderAdapter {
     const url = `${provider.baseUrl}/v1/projects/${provider.project}/locations/${provider.location}/publishers/anthropic/models/${target.model}:${method}`
     const { model: _model, ...rest } = body
     const token = await vertexAccessToken(fetch, provider, target.signal)
-    const sent: RawPredictRequest = { ...withoutPremiumOptions(rest), anthropic_version: VERTEX_ANTHROPIC_VERSION }
+    const sent: RawPredictRequest = { ...withoutPremiumOptions(rest, target.oneHourCacheWrites), anthropic_version: VERTEX_ANTHROPIC_VERSION }
     return fetch(url, {
       method: 'POST',
       headers: {

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { reportedCount, type Usage, usageOf } from '../../canonical/usage'
+import { allInputTokens, reportedCount, type Usage, usageOf } from '../../canonical/usage'
 import { decodeWire, WireCount } from '../decode'
 
 /**
@@ -49,7 +49,7 @@ export function usageFromChat(raw: unknown): Usage | undefined {
 
 /** Canonical usage as a client reads it: cached input counted inside prompt_tokens and shown in its details. */
 export function chatUsageOf(usage: Usage, cost: number): ChatUsageShown {
-  const prompt = usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens
+  const prompt = allInputTokens(usage)
   return {
     prompt_tokens: prompt,
     completion_tokens: usage.outputTokens,

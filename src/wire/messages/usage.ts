@@ -5,13 +5,16 @@ import { decodeWire, WireCount } from '../decode'
 /**
  * A messages `usage` object (https://docs.claude.com/en/api/messages) and its canonical
  * reading, both ways. Anthropic reports input apart from cache reads and writes already; web
- * searches made by the server tool come in `server_tool_use`.
+ * searches made by the server tool come in `server_tool_use`. Cache writes come as one total,
+ * `cache_creation_input_tokens`, and split by lifetime in `cache_creation`
+ * (https://docs.claude.com/en/docs/build-with-claude/prompt-caching#1-hour-cache-duration).
  */
 export const MessagesUsage = Type.Object({
   input_tokens: WireCount,
   output_tokens: WireCount,
   cache_creation_input_tokens: WireCount,
   cache_read_input_tokens: WireCount,
+  cache_creation: Type.Optional(Type.Union([Type.Object({ ephemeral_5m_input_tokens: WireCount, ephemeral_1h_input_tokens: WireCount }), Type.Null()])),
   server_tool_use: Type.Optional(Type.Union([Type.Object({ web_search_requests: WireCount }), Type.Null()])),
 })
 export type MessagesUsage = Static<typeof MessagesUsage>
@@ -27,7 +30,7 @@ export interface MessagesUsageCounts {
 /** The usage shown when a call is settled: the counts and what the call cost. */
 export type MessagesUsageShown = MessagesUsageCounts & { cost: number }
 
-const USAGE_FIELDS = ['input_tokens', 'output_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens', 'server_tool_use'] as const
+const USAGE_FIELDS = ['input_tokens', 'output_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens', 'cache_creation', 'server_tool_use'] as const
 
 /**
  * A stream's usage so far, updated by an event's `usage`: message_start's counts, then each
@@ -48,11 +51,16 @@ export function usageFromMessages(raw: unknown): Usage | undefined {
   if (raw === undefined || raw === null) return undefined
   const usage = decodeWire(MessagesUsage, raw, 'messages usage')
   if (!reported(usage.input_tokens) && !reported(usage.output_tokens)) return undefined
+  const cacheWrites = reportedCount(usage.cache_creation_input_tokens)
+  // The total is what was written; the split only says how much of it was kept for an hour.
+  // Without a split (older API versions, compatible servers) every write is a five-minute one.
+  const oneHour = Math.min(reportedCount(usage.cache_creation?.ephemeral_1h_input_tokens), cacheWrites)
   return {
     inputTokens: reportedCount(usage.input_tokens),
     outputTokens: reportedCount(usage.output_tokens),
     cacheReadTokens: reportedCount(usage.cache_read_input_tokens),
-    cacheWriteTokens: reportedCount(usage.cache_creation_input_tokens),
+    cacheWriteTokens: cacheWrites - oneHour,
+    cacheWrite1hTokens: oneHour,
     webSearchRequests: reportedCount(usage.server_tool_use?.web_search_requests),
   }
 }
@@ -61,7 +69,7 @@ export function usageFromMessages(raw: unknown): Usage | undefined {
 export function messagesUsageOf(usage: Usage): MessagesUsageCounts {
   return {
     input_tokens: usage.inputTokens,
-    cache_creation_input_tokens: usage.cacheWriteTokens,
+    cache_creation_input_tokens: usage.cacheWriteTokens + usage.cacheWrite1hTokens,
     cache_read_input_tokens: usage.cacheReadTokens,
     output_tokens: usage.outputTokens,
   }

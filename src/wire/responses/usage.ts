@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { reportedCount, type Usage, usageOf } from '../../canonical/usage'
+import { allInputTokens, reportedCount, type Usage, usageOf } from '../../canonical/usage'
 import { decodeWire, WireCount } from '../decode'
 
 /**
@@ -38,7 +38,7 @@ export function usageFromResponses(raw: unknown): Usage | undefined {
 }
 
 export function responsesUsageOf(usage: Usage, cost: number): ResponsesUsageShown {
-  const input = usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens
+  const input = allInputTokens(usage)
   return {
     input_tokens: input,
     input_tokens_details: { cached_tokens: usage.cacheReadTokens },

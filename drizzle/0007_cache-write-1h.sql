@@ -1,0 +1,1 @@
+ALTER TABLE "usage_rollups" ADD COLUMN "cache_write_1h_tokens" numeric DEFAULT '0' NOT NULL;
