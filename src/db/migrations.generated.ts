@@ -6,6 +6,7 @@ import m3 from '../../drizzle/0003_money-checks.sql' with { type: 'text' }
 import m4 from '../../drizzle/0004_usage-rollups.sql' with { type: 'text' }
 import m5 from '../../drizzle/0005_reporting-indexes.sql' with { type: 'text' }
 import m6 from '../../drizzle/0006_lease-recall.sql' with { type: 'text' }
+import m7 from '../../drizzle/0007_handy_multiple_man.sql' with { type: 'text' }
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: '0000_init', sql: m0 },
@@ -15,4 +16,5 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: '0004_usage-rollups', sql: m4 },
   { tag: '0005_reporting-indexes', sql: m5 },
   { tag: '0006_lease-recall', sql: m6 },
+  { tag: '0007_handy_multiple_man', sql: m7 },
 ]
