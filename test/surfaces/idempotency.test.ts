@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, test } from 'bun:test'
+import { requestFingerprint } from '../../src/idempotency/fingerprint'
 import { testDatabases } from '../support/databases'
 import { expectError } from '../support/envelopes'
 import { bearer, type Reply, type TestGateway } from '../support/gateway'
@@ -178,6 +179,68 @@ for (const kind of testDatabases) {
       expect(replay.text).toContain('"cost"')
       expect(upstream.received).toHaveLength(1)
       expect(await chargesOf(suite.harness, id)).toBe(1)
+    })
+  })
+}
+
+for (const kind of testDatabases) {
+  describe(`idempotent retries across instances (${kind.kind})`, () => {
+    const suite = gatewaySuite(kind)
+    const upstream = suite.upstream
+    beforeEach(() => upstream.reset())
+    const body = { model: 'test/cheap', messages: hi }
+    const post = (gateway: TestGateway, key: string, idempotencyKey: string) =>
+      gateway.call('POST', '/v1/chat/completions', { headers: { ...bearer(key), 'idempotency-key': idempotencyKey }, body })
+
+    test('concurrent duplicates on two instances: one runs, the others are 409, one charge', async () => {
+      const other = suite.instance()
+      const { key, id } = await suite.harness.key()
+      upstream.script({ text: 'Once for all.', delayMs: 300 })
+      const replies = await Promise.all(Array.from({ length: 6 }, (_, index) => post(index % 2 === 0 ? suite.harness : other, key, 'together')))
+      const statuses = replies.map((reply) => reply.status).sort()
+      expect(statuses).toEqual([200, 409, 409, 409, 409, 409])
+      const answered = replies.find((reply) => reply.status === 200)!
+      // The other instance replays what the first ran.
+      const replays = await Promise.all([post(suite.harness, key, 'together'), post(other, key, 'together')])
+      for (const replay of replays) expectReplayOf(replay, answered)
+      expect(upstream.received).toHaveLength(1)
+      expect(await chargesOf(suite.harness, id)).toBe(1)
+    })
+
+    test("a crashed instance's claim is taken over once its lease lapsed and nothing can bill it; a billed one is 422", async () => {
+      const { key, id } = await suite.harness.key()
+      const identity = { scope: `key:${id}`, path: '/v1/chat/completions', key: 'orphan' }
+      const fingerprint = await requestFingerprint(body, '')
+      // An instance claimed the key and died before its call held anything.
+      const dead = await suite.harness.services.idempotentCalls.claim(identity, fingerprint, 'req_dead')
+      expect(dead.kind).toBe('run')
+      expectError(await post(suite.harness, key, 'orphan'), 409, 'idempotency_key_in_use')
+      const ttlMs = suite.harness.services.config.holdTtlMs
+      const later = suite.instance({ now: () => Date.now() + ttlMs + 1_000 })
+      upstream.script({ text: 'Taken over.' })
+      const taken = await post(later, key, 'orphan')
+      expect(taken.json.choices[0].message.content).toBe('Taken over.')
+      expect(await chargesOf(suite.harness, id)).toBe(1)
+      expectReplayOf(await post(suite.harness, key, 'orphan'), taken)
+
+      // This one died after its call was charged: running it again would bill the key twice.
+      const charged = await post(suite.harness, key, 'other-key')
+      const billed = { ...identity, key: 'billed' }
+      expect((await suite.harness.services.idempotentCalls.claim(billed, fingerprint, charged.headers.get('x-request-id')!)).kind).toBe('run')
+      expectError(await post(later, key, 'billed'), 422, 'idempotency_key_reused')
+      expectError(await post(suite.harness, key, 'billed'), 422, 'idempotency_key_reused')
+      expect(await chargesOf(suite.harness, id)).toBe(2)
+    })
+
+    test('kept answers are swept 24 hours after their call: the key then runs again', async () => {
+      const { key, id } = await suite.harness.key()
+      upstream.script({ text: 'Day one.' }, { text: 'Day two.' })
+      expect((await post(suite.harness, key, 'daily')).json.choices[0].message.content).toBe('Day one.')
+      expect(await suite.harness.services.idempotentCalls.sweep()).toBe(0)
+      const tomorrow = suite.instance({ now: () => Date.now() + 24 * 60 * 60 * 1000 + 60_000 })
+      expect(await tomorrow.services.idempotentCalls.sweep()).toBeGreaterThanOrEqual(1)
+      expect((await post(suite.harness, key, 'daily')).json.choices[0].message.content).toBe('Day two.')
+      expect(await chargesOf(suite.harness, id)).toBe(2)
     })
   })
 }
