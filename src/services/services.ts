@@ -14,6 +14,7 @@ import type { Config } from '../config/config'
 import { configSecrets } from '../config/secrets'
 import type { DatabaseHandle } from '../db/client'
 import type { Database } from '../db/database'
+import { IdempotentCalls } from '../idempotency/idempotent-calls'
 import { Readiness } from '../lifecycle/readiness'
 import { newId } from '../util/ids'
 import { knownSecrets } from '../util/known-secrets'
@@ -55,6 +56,8 @@ export interface Services {
   sweeper: HoldSweeper
   /** Which routes are skipped for now after failing in a row (this process's own view). */
   routeCooldowns: RouteCooldowns
+  /** The calls made with an Idempotency-Key, claimed, kept and replayed across instances (docs/api.md#idempotent-retries). */
+  idempotentCalls: IdempotentCalls
   /** Releases connections the services hold (the Redis rate-limit counter). */
   close(): void
 }
@@ -93,6 +96,7 @@ export function createServices(options: ServiceOptions): Services {
     liveHoldIds: () => holds.liveHoldIds(),
     renewed: (asked, renewed, expiresAt) => leases?.confirmRenewal(asked, renewed, expiresAt),
   })
+  const idempotentCalls = new IdempotentCalls(options.database, { instanceId, leaseMs: options.config.holdTtlMs, now })
   const counter = options.config.redisUrl ? new RedisHitCounter(options.config.redisUrl) : new MemoryHitCounter(now)
   const rateLimiter = new RateLimiter(counter, now, options.config.freeLimits)
   // One object swapped whole, so a reader never sees a new config with an old catalogue.
@@ -129,9 +133,11 @@ export function createServices(options: ServiceOptions): Services {
     holds,
     sweeper,
     routeCooldowns,
+    idempotentCalls,
     close: () => {
       sweeper.stop()
       routeCooldowns.close()
+      idempotentCalls.stop()
       counter.close()
       knownSecrets.forget(secretsGroup)
       knownSecrets.forget(`${secretsGroup} previous`)
