@@ -29,9 +29,9 @@ export async function monthlyKeyQuotaSpends(db: Database, now: Date): Promise<Qu
           coalesce((select max(q.percent) from quota_alerts q
             where q.scope = 'key' and q.subject_id = k.id and q.period = 'month' and q.period_start = ${periodStart.toISOString()}), 0) as recorded
         from api_keys k join key_spend s on s.key_id = k.id and s.month = ${month}
-        where k.monthly_quota is not null and k.monthly_quota > 0 and s.charged * 100 >= k.monthly_quota * ${first}
+        where k.monthly_quota is not null and k.monthly_quota > 0 and s.charged * 100 >= k.monthly_quota * ${first}::int
       ) candidates
-      where recorded < ${last} and charged_micros * 100 >= quota_micros * (case when recorded < ${first} then ${first} when recorded < ${second} then ${second} else ${last} end)`,
+      where recorded < ${last}::int and charged_micros * 100 >= quota_micros * (case when recorded < ${first}::int then ${first}::int when recorded < ${second}::int then ${second}::int else ${last}::int end)`,
   )
   return rows.map((row) => {
     const quota = BigInt(row.quota)
