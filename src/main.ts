@@ -117,6 +117,7 @@ async function serve(config: Config, database: Awaited<ReturnType<typeof openCon
   if (database.kind === 'pglite') await services.sweeper.expire({ everyOpenHold: true })
   services.sweeper.start()
   services.webhooks.start()
+  services.idempotentCalls.start()
   const gateway = createApp(services, {
     log: worker ? workerLog(log, worker.index) : log,
     version: packageJson.version,

@@ -15,6 +15,7 @@ import type { Config } from '../config/config'
 import { configSecrets } from '../config/secrets'
 import type { DatabaseHandle } from '../db/client'
 import type { Database } from '../db/database'
+import { IdempotentCalls } from '../idempotency/idempotent-calls'
 import { Readiness } from '../lifecycle/readiness'
 import { newId } from '../util/ids'
 import { knownSecrets } from '../util/known-secrets'
@@ -60,6 +61,8 @@ export interface Services {
   routeCooldowns: RouteCooldowns
   /** Looks for alerts and sends webhook deliveries in the background, once started (`serve` starts it). */
   webhooks: WebhookSender
+  /** The calls made with an Idempotency-Key, claimed, kept and replayed across instances (docs/api.md#idempotent-retries). */
+  idempotentCalls: IdempotentCalls
   /** Releases connections the services hold (the Redis rate-limit counter). */
   close(): void
 }
@@ -98,6 +101,7 @@ export function createServices(options: ServiceOptions): Services {
     liveHoldIds: () => holds.liveHoldIds(),
     renewed: (asked, renewed, expiresAt) => leases?.confirmRenewal(asked, renewed, expiresAt),
   })
+  const idempotentCalls = new IdempotentCalls(options.database, { instanceId, leaseMs: options.config.holdTtlMs, now })
   const counter = options.config.redisUrl ? new RedisHitCounter(options.config.redisUrl) : new MemoryHitCounter(now)
   const rateLimiter = new RateLimiter(counter, now, options.config.freeLimits)
   // One object swapped whole, so a reader never sees a new config with an old catalogue.
@@ -136,10 +140,12 @@ export function createServices(options: ServiceOptions): Services {
     sweeper,
     routeCooldowns,
     webhooks,
+    idempotentCalls,
     close: () => {
       sweeper.stop()
       webhooks.stop()
       routeCooldowns.close()
+      idempotentCalls.stop()
       counter.close()
       knownSecrets.forget(secretsGroup)
       knownSecrets.forget(`${secretsGroup} previous`)
