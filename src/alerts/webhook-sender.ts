@@ -169,6 +169,9 @@ export class WebhookSender {
         },
         body: delivery.body,
         redirect: 'manual',
+        // A connection per attempt: deliveries are rare, and a pooled connection the receiver
+        // dropped (a restart) would hold an attempt until its timeout.
+        keepalive: false,
         signal: controller.signal,
       })
       if (response.status >= 200 && response.status < 300) {
