@@ -80,7 +80,8 @@ export const REPORTING_OPERATIONS: readonly AdminOperation[] = [
     command: ['keys', 'update'],
     method: 'PATCH',
     path: '/keys/:id',
-    summary: "Change a key's name, scopes, models, quota, rate limits or expiry (null clears): at once here, within 5 seconds on other instances",
+    summary:
+      "Change a key's name, scopes, models, quota, low-balance threshold, rate limits or expiry (null clears): at once here, within 5 seconds on other instances",
     params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
     body: Type.Object(
       {
@@ -88,6 +89,7 @@ export const REPORTING_OPERATIONS: readonly AdminOperation[] = [
         scopes: Type.Optional(Nullable(KeyFields.scopes)),
         allowed_models: Type.Optional(Nullable(KeyFields.allowed_models)),
         monthly_quota: Type.Optional(Nullable(KeyFields.monthly_quota)),
+        low_balance_threshold: Type.Optional(Nullable(KeyFields.low_balance_threshold)),
         rpm: Type.Optional(Nullable(KeyFields.rpm)),
         tpm: Type.Optional(Nullable(KeyFields.tpm)),
         expires_at: Type.Optional(Nullable(KeyFields.expires_at)),
@@ -100,6 +102,9 @@ export const REPORTING_OPERATIONS: readonly AdminOperation[] = [
       if (body.scopes !== undefined) changes.scopes = body.scopes
       if (body.allowed_models !== undefined) changes.allowedModels = body.allowed_models
       if (body.monthly_quota !== undefined) changes.monthlyQuota = body.monthly_quota === null ? null : amountToMicros(body.monthly_quota, 'monthly_quota')
+      if (body.low_balance_threshold !== undefined) {
+        changes.lowBalanceThreshold = body.low_balance_threshold === null ? null : amountToMicros(body.low_balance_threshold, 'low_balance_threshold')
+      }
       if (body.rpm !== undefined) changes.rpm = body.rpm
       if (body.tpm !== undefined) changes.tpm = body.tpm
       if (body.expires_at !== undefined) changes.expiresAt = body.expires_at === null ? null : parseTimestamp(body.expires_at, 'expires_at')

@@ -17,6 +17,8 @@ export interface NewApiKey {
   scopes?: string[]
   allowedModels?: string[]
   monthlyQuota?: bigint
+  /** Micro-credits: below this the key's allotment raises a `balance.low` alert. */
+  lowBalanceThreshold?: bigint
   /** Micro-credits; given (even 0) means the key pays from its own allotment. */
   allotment?: bigint
   expiresAt?: Date
@@ -30,6 +32,7 @@ export interface ApiKeyChanges {
   scopes?: string[] | null
   allowedModels?: string[] | null
   monthlyQuota?: bigint | null
+  lowBalanceThreshold?: bigint | null
   rpm?: number | null
   tpm?: number | null
   expiresAt?: Date | null
@@ -72,6 +75,7 @@ export class ApiKeyStore {
           scopes: input.scopes ?? null,
           allowedModels: input.allowedModels ?? null,
           monthlyQuota: input.monthlyQuota ?? null,
+          lowBalanceThreshold: input.lowBalanceThreshold ?? null,
           expiresAt: input.expiresAt ?? null,
           rpm: input.rpm ?? null,
           tpm: input.tpm ?? null,

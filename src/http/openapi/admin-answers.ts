@@ -9,7 +9,7 @@ import { BalanceSchema, JsonInteger } from '../schemas'
 const Nullable = (schema: TSchema) => t.Union([schema, t.Null()])
 const Time = t.String({ format: 'date-time' })
 
-const AccountAnswer = t.Object({ id: t.String(), name: t.String(), created_at: Time, wallet: BalanceSchema })
+const AccountAnswer = t.Object({ id: t.String(), name: t.String(), created_at: Time, wallet: BalanceSchema, low_balance_threshold: Nullable(t.Number()) })
 const KeyAnswer = t.Object(
   {
     id: t.String(),
@@ -22,6 +22,7 @@ const KeyAnswer = t.Object(
     allowed_models: Nullable(t.Array(t.String())),
     monthly_quota: Nullable(t.Number()),
     allotment: Nullable(BalanceSchema),
+    low_balance_threshold: Nullable(t.Number()),
     rpm: Nullable(JsonInteger({})),
     tpm: Nullable(JsonInteger({})),
     expires_at: Nullable(Time),
@@ -32,6 +33,19 @@ const KeyAnswer = t.Object(
 )
 const LedgerEntry = t.Object({ id: t.String(), kind: t.String(), amount: t.Number(), created_at: Time }, { additionalProperties: true })
 const UserAnswer = t.Object({ iss: t.String(), sub: t.String(), allotment: Nullable(BalanceSchema), created_at: Time })
+
+const AlertTypeAnswer = t.Union([t.Literal('balance.low'), t.Literal('quota.threshold'), t.Literal('webhook.test')])
+const WebhookAnswer = t.Object({ id: t.String(), url: t.String(), events: t.Array(AlertTypeAnswer), description: Nullable(t.String()), created_at: Time })
+const DeliveryAnswer = t.Object({
+  id: t.String({ description: "The event's id, sent as `webhook-id`" }),
+  type: AlertTypeAnswer,
+  status: t.Union([t.Literal('pending'), t.Literal('delivered'), t.Literal('failed')]),
+  attempts: JsonInteger({}),
+  last_status_code: Nullable(JsonInteger({})),
+  last_error: Nullable(t.String()),
+  created_at: Time,
+  delivered_at: Nullable(Time),
+})
 
 /** A page of a list: pass `next_cursor` as `cursor` for the next one; null on the last page. */
 const Page = (row: TSchema) =>
@@ -66,6 +80,18 @@ export const ADMIN_ANSWERS: Readonly<Record<string, { description: string; schem
   'GET /users': { description: 'A page of users with their allotments, newest first', schema: Page(UserAnswer) },
   'POST /accounts': { description: 'The new account', schema: AccountAnswer },
   'GET /accounts/:id': { description: 'The account', schema: AccountAnswer },
+  'PATCH /accounts/:id': { description: 'The account after the change', schema: AccountAnswer },
+  'POST /webhooks': {
+    description: 'The new webhook; `secret` signs its deliveries and is shown only here',
+    schema: t.Composite([WebhookAnswer, t.Object({ secret: t.String() })]),
+  },
+  'GET /webhooks': { description: 'Every webhook, never their secrets', schema: t.Object({ object: t.Literal('list'), data: t.Array(WebhookAnswer) }) },
+  'DELETE /webhooks/:id': { description: 'The webhook is gone', schema: t.Object({ id: t.String(), deleted: t.Literal(true) }) },
+  'POST /webhooks/:id/test': {
+    description: 'The test event, stored and sent within seconds',
+    schema: t.Object({ id: t.String(), type: t.Literal('webhook.test'), status: t.Literal('pending') }),
+  },
+  'GET /webhooks/:id/deliveries': { description: "A page of the webhook's deliveries, newest first", schema: Page(DeliveryAnswer) },
   'POST /accounts/:id/credits': { description: "The account's wallet after the credit", schema: t.Object({ wallet: BalanceSchema }) },
   'POST /keys': {
     description: 'The new key; `key` is the full secret, shown only here',
