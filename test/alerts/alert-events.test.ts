@@ -18,18 +18,19 @@ test('a quota threshold is crossed when the spend passes it, not when it stays o
 
 for (const kind of testDatabases) {
   describe(`alert events on ${kind.kind}`, () => {
-    const suite = gatewaySuite(kind)
     const receiver = new WebhookReceiver()
     let sender: WebhookSender
+    // Registered before the suite's own tear-down, so it runs first: the sender stops before the database closes.
+    afterAll(() => {
+      sender?.stop()
+      receiver.stop()
+    })
+    const suite = gatewaySuite(kind)
     beforeAll(async () => {
       receiver.start()
       const created = await suite.harness.admin('POST', '/webhooks', { url: receiver.url, events: ['balance.low', 'quota.threshold'] })
       receiver.secret = created.json.secret
       sender = new WebhookSender(suite.database.db, { now: Date.now, retryDelaysMs: [20] })
-    })
-    afterAll(() => {
-      sender.stop()
-      receiver.stop()
     })
 
     /** One look for alerts, and every delivery it stored sent. */
