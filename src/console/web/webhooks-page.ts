@@ -53,7 +53,7 @@ export async function webhooksPage(main: HTMLElement, params: URLSearchParams): 
 
 /** After a create the form is emptied and the secret shown once; `created` redraws the list. */
 function createForm(secret: HTMLElement, created: () => void): HTMLElement {
-  const url = input('webhook-url', { type: 'url', required: true, maxlength: 2048, placeholder: 'https://alerts.example.com/tollgate', autocomplete: 'off' })
+  const url = input('webhook-url', { type: 'url', required: true, maxlength: 2048, autocomplete: 'off' })
   const description = input('webhook-description', { maxlength: 500, placeholder: 'who receives it, e.g. "Billing on-call"' })
   const boxes = ALERT_TYPES.map((type) => h('input', { type: 'checkbox', name: 'webhook-events', value: type, checked: true }))
   const form = h(
