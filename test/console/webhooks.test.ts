@@ -17,7 +17,8 @@ const WIDER = { width: 1920, height: 1080 }
 const adminHeaders = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }
 
 describe('/console webhooks', () => {
-  const served = gatewaySuite(testDatabases[0]!, { served: true, mockUpstream: false, env: { TOLLGATE_WEBHOOK_POLL_MS: '50' } })
+  // Postgres when the run has it (the other console tests use the embedded database), else the embedded one.
+  const served = gatewaySuite(testDatabases[testDatabases.length - 1]!, { served: true, mockUpstream: false, env: { TOLLGATE_WEBHOOK_POLL_MS: '50' } })
   const receiver = new WebhookReceiver()
   let browser: Browser
   const outside: string[] = []
