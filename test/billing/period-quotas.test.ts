@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
+import { standingAfterCharge } from '../../src/billing/spend'
 import { queryRows } from '../../src/db/rows'
 import { type FreshDatabase, testDatabases } from '../support/databases'
 import { expectError } from '../support/envelopes'
@@ -182,6 +183,31 @@ for (const kind of testDatabases) {
       expect(Object.keys(await spendRows(suite.database, id)).sort()).toEqual(['2026-12', '2026-12-31', '2026-W53', '2027-01', '2027-01-01'])
       await expectBooksBalance(suite.database.db)
       clock = Date.parse('2026-11-30T12:00:00Z')
+    })
+
+    test("standingAfterCharge: a settled hold's payer, its spend and its limits in each period its charge counted in (for the quota alerts)", async () => {
+      const { id, key } = await suite.harness.key({ quotas: { day: 0.01, month: 1 } })
+      const caller = await suite.harness.services.authenticator.authenticate(
+        { method: 'POST', path: '/v1/chat/completions', credentials: 'bearer', scope: 'chat' },
+        new Headers({ authorization: `Bearer ${key}` }),
+      )
+      const services = suite.harness.services
+      const hold = await services.holds.take({
+        payer: await services.payers.payerFor(caller),
+        amount: 5000n,
+        requestId: 'req_standing',
+        model: 'test/cheap',
+        provider: 'a',
+      })
+      await services.holds.settle(hold, 1234n, { input_tokens: 1 })
+      await services.holds.caughtUp(5000)
+      const standing = await standingAfterCharge(suite.database.db, hold)
+      expect(standing).toEqual([
+        { period: 'day', periodStart: new Date('2026-11-30T00:00:00Z'), quota: 10_000n, spent: 1234n, held: 0n },
+        { period: 'week', periodStart: new Date('2026-11-30T00:00:00Z'), quota: null, spent: 1234n, held: 0n },
+        { period: 'month', periodStart: new Date('2026-11-01T00:00:00Z'), quota: 1_000_000n, spent: 1234n, held: 0n },
+      ])
+      expect((await suite.harness.admin('GET', `/keys/${id}`)).json.spent).toEqual({ day: 0.001234, week: 0.001234, month: 0.001234 })
     })
 
     test('GET /v1/wallet and the admin key record show quotas and spent; monthly_quota and month_spent stay', async () => {
