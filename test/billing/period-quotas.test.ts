@@ -306,6 +306,49 @@ for (const kind of testDatabases) {
     })
   })
 
+  for (const mode of LEASE_MODES) {
+    describe(`users' spend limits under concurrency, ${mode.name} (${kind.kind})`, () => {
+      let idp: IdentityProvider
+      beforeAll(async () => {
+        idp = await new IdentityProvider().start()
+      })
+      afterAll(() => idp.stop())
+      const suite = gatewaySuite(kind, {
+        env: () => ({ TOLLGATE_OIDC_ISSUER: idp.issuer, TOLLGATE_OIDC_AUDIENCE: idp.audience, TOLLGATE_OIDC_JWKS_URL: `${idp.issuer}/jwks`, ...mode.env }),
+        gateway: false,
+      })
+      test('two instances, 60 calls of one user at once at a weekly limit of about 6 holds: exactly 6 served, never passed', async () => {
+        const [first, second] = [suite.instance(), suite.instance()] as [TestGateway, TestGateway]
+        suite.upstream.always({ delayMs: 20, usage: { prompt_tokens: 10_000, completion_tokens: 1000 } })
+        const call = async (gateway: TestGateway, sub: string) =>
+          gateway.call('POST', '/v1/chat/completions', { headers: bearer(await idp.token({ sub })), body: chat(1000) })
+        for (const sub of ['probe', 'dave']) await first.admin('POST', '/users/credits', { iss: idp.issuer, sub, amount: 100 })
+        // Each answer costs more than its hold: a charge is a whole hold.
+        expect((await call(first, 'probe')).status).toBe(200)
+        await first.services.holds.landPending(5000)
+        const [charge] = await queryRows<{ amount: string }>(
+          suite.database.db,
+          sql`select amount::text as amount from ledger_entries where user_sub = 'probe' and kind = 'charge'`,
+        )
+        const holdAmount = Number(charge?.amount)
+        expect(holdAmount).toBeGreaterThan(0)
+        const limit = Math.floor(6.5 * holdAmount)
+        expect((await first.admin('PUT', '/users/quotas', { iss: idp.issuer, sub: 'dave', quotas: { week: credits(limit) } })).status).toBe(200)
+        const replies = await Promise.all(Array.from({ length: 60 }, (_, index) => call(index % 2 === 0 ? first : second, 'dave')))
+        const statuses = replies.map((reply) => reply.status)
+        expect(statuses.filter((status) => status !== 200 && status !== 403)).toEqual([])
+        for (const reply of replies) if (reply.status === 403) expect(reply.json.error.code).toBe('user_quota_exceeded')
+        for (const started of [first, second]) expect(await started.services.holds.landPending(5000)).toBe(true)
+        expect(statuses.filter((status) => status === 200)).toHaveLength(6)
+        await expectBooksBalance(suite.database.db)
+        const allotment = await first.admin('GET', `/users/allotment?iss=${encodeURIComponent(idp.issuer)}&sub=dave`)
+        expect(allotment.json.spent).toEqual({ day: credits(6 * holdAmount), week: credits(6 * holdAmount), month: credits(6 * holdAmount) })
+        const [user] = await queryRows<{ id: string }>(suite.database.db, sql`select id from users where subject = 'dave'`)
+        for (const row of Object.values(await spendRows(suite.database, user?.id ?? ''))) expect(row).toEqual({ held: 0, charged: 6 * holdAmount })
+      }, 60_000)
+    })
+  }
+
   describe(`spend limits under concurrency (${kind.kind})`, () => {
     for (const mode of LEASE_MODES) {
       describe(mode.name, () => {
