@@ -16,6 +16,7 @@ import { EndpointMethods } from './http/method-check'
 import { attachContext, type RequestContext } from './http/request-context'
 import { type LogSink, logRequest } from './http/request-log'
 import { withHeaders } from './http/response-headers'
+import { REPLAYED_HEADER } from './idempotency/idempotent-call'
 import { metricsSink } from './observability/metrics'
 import { CLIENT_CLOSED_STATUS, outcomeOfStatus, RequestRecord, type RequestRecordSink } from './observability/request-record'
 import { Tracing } from './observability/tracing'
@@ -98,7 +99,9 @@ export function createApp(services: Services, options: { log?: LogSink; version?
       }
       // The Anthropic SDKs read the id from `request-id` (Anthropic's own header: `_request_id`
       // on results, `requestID` on errors); it also replaces any a native upstream's answer carried.
-      const ids: Record<string, string> = envelope === 'messages' ? { 'x-request-id': requestId, 'request-id': requestId } : { 'x-request-id': requestId }
+      // A replayed answer (docs/api.md#idempotent-retries) keeps the id of the request that made it.
+      const answerId = (response.headers.get(REPLAYED_HEADER) === 'true' && response.headers.get('x-request-id')) || requestId
+      const ids: Record<string, string> = envelope === 'messages' ? { 'x-request-id': answerId, 'request-id': answerId } : { 'x-request-id': answerId }
       response = withHeaders(response, { ...requestContext.answerHeaders, ...ids })
       // A stream ends with its last byte (the relay finishes its record); anything else ends here.
       // A client that left before its answer was ready never reads it, whatever failure its

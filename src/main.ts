@@ -116,6 +116,8 @@ async function serve(config: Config, database: Awaited<ReturnType<typeof openCon
   // An embedded database has no other process: every open hold at start is a crashed run's.
   if (database.kind === 'pglite') await services.sweeper.expire({ everyOpenHold: true })
   services.sweeper.start()
+  services.webhooks.start()
+  services.idempotentCalls.start()
   const gateway = createApp(services, {
     log: worker ? workerLog(log, worker.index) : log,
     version: packageJson.version,

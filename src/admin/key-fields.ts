@@ -10,6 +10,11 @@ export const KeyFields = {
   allowed_models: Type.Array(Type.String({ pattern: ALLOWED_MODEL_PATTERN }), { uniqueItems: true }),
   monthly_quota: Type.Number({ minimum: 0, description: 'Credits per UTC calendar month: the same as quotas.month' }),
   quotas: QuotasField,
+  low_balance_threshold: Type.Number({
+    minimum: 0,
+    maximum: 1_000_000_000,
+    description: 'Credits: when the balance falls below this, a balance.low alert is sent (docs/operations.md#alerts); null clears it.',
+  }),
   expires_at: Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}', description: 'ISO-8601 date and time' }),
   rpm: Type.Integer({ minimum: 1 }),
   tpm: Type.Integer({ minimum: 1 }),

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { createAccount, findAccount } from '../billing/accounts'
+import { createAccount, findAccount, setLowBalanceThreshold } from '../billing/accounts'
 import { spendNow } from '../billing/spend'
 import { creditWallet, type EntryParties, ensureWallet, findWallet } from '../billing/wallets'
 import { CUSTOM_PREFIX } from '../catalog/custom-models'
@@ -12,6 +12,7 @@ import { QuotasField, quotaChanges, wholeQuotas } from './quota-fields'
 import { REPORTING_OPERATIONS } from './reporting-operations'
 import { USAGE_OPERATION } from './usage-operations'
 import { accountView, amountToMicros, keyView, parseTimestamp, quotasView, spentView, walletView } from './views'
+import { WEBHOOK_OPERATIONS } from './webhook-operations'
 
 const Id = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
 const Amount = Type.Number({ description: 'Credits, up to 6 decimals; negative for an adjustment down.' })
@@ -87,6 +88,20 @@ export const ADMIN_OPERATIONS: readonly AdminOperation[] = [
     run: async (services, { params }) => accountView(await requireAccount(services, params.id)),
   }),
   defineOperation({
+    command: ['accounts', 'update'],
+    method: 'PATCH',
+    path: '/accounts/:id',
+    summary: "Set an account's low-balance threshold (null clears it): below it, its wallet raises a balance.low alert",
+    params: Id,
+    body: Type.Object({ low_balance_threshold: Type.Union([KeyFields.low_balance_threshold, Type.Null()]) }, { additionalProperties: false }),
+    run: async (services, { params, body }) => {
+      const threshold = body.low_balance_threshold === null ? null : amountToMicros(body.low_balance_threshold, 'low_balance_threshold')
+      const updated = await setLowBalanceThreshold(services.db, params.id, threshold)
+      if (!updated) throw new NotFoundError(`No account '${params.id}'.`)
+      return accountView(updated)
+    },
+  }),
+  defineOperation({
     command: ['accounts', 'credit'],
     method: 'POST',
     path: '/accounts/:id/credits',
@@ -111,6 +126,7 @@ export const ADMIN_OPERATIONS: readonly AdminOperation[] = [
       allowed_models: Type.Optional(KeyFields.allowed_models),
       monthly_quota: Type.Optional(KeyFields.monthly_quota),
       quotas: Type.Optional(KeyFields.quotas),
+      low_balance_threshold: Type.Optional(KeyFields.low_balance_threshold),
       allotment: Type.Optional(Type.Number({ minimum: 0 })),
       expires_at: Type.Optional(KeyFields.expires_at),
       rpm: Type.Optional(KeyFields.rpm),
@@ -126,6 +142,7 @@ export const ADMIN_OPERATIONS: readonly AdminOperation[] = [
         scopes: body.scopes,
         allowedModels: body.allowed_models,
         quotas: quotaChanges(body),
+        lowBalanceThreshold: body.low_balance_threshold === undefined ? undefined : amountToMicros(body.low_balance_threshold, 'low_balance_threshold'),
         allotment: body.allotment === undefined ? undefined : amountToMicros(body.allotment, 'allotment'),
         expiresAt: body.expires_at === undefined ? undefined : parseTimestamp(body.expires_at, 'expires_at'),
         rpm: body.rpm,
@@ -256,4 +273,6 @@ export const ADMIN_OPERATIONS: readonly AdminOperation[] = [
   // Lists, key edits and the ledger (docs/operations.md#reporting).
   ...REPORTING_OPERATIONS,
   USAGE_OPERATION,
+  // Alerts by webhook (docs/operations.md#alerts).
+  ...WEBHOOK_OPERATIONS,
 ]

@@ -10,7 +10,7 @@ import { AdminExport, keysetPages } from './export'
 import { KeyFields } from './key-fields'
 import { type AdminOperation, defineOperation } from './operation'
 import { quotaChanges } from './quota-fields'
-import { accountView, keyView, parseTimestamp, userView } from './views'
+import { accountView, amountToMicros, keyView, parseTimestamp, userView } from './views'
 
 /** Rows read per query while an export streams: one page in memory at a time. */
 const EXPORT_PAGE_SIZE = 1000
@@ -82,7 +82,8 @@ export const REPORTING_OPERATIONS: readonly AdminOperation[] = [
     command: ['keys', 'update'],
     method: 'PATCH',
     path: '/keys/:id',
-    summary: "Change a key's name, scopes, models, spend limits, rate limits or expiry (null clears): at once here, within 5 seconds on other instances",
+    summary:
+      "Change a key's name, scopes, models, spend limits, low-balance threshold, rate limits or expiry (null clears): at once here, within 5 seconds on other instances",
     params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
     body: Type.Object(
       {
@@ -91,6 +92,7 @@ export const REPORTING_OPERATIONS: readonly AdminOperation[] = [
         allowed_models: Type.Optional(Nullable(KeyFields.allowed_models)),
         monthly_quota: Type.Optional(Nullable(KeyFields.monthly_quota)),
         quotas: Type.Optional(KeyFields.quotas),
+        low_balance_threshold: Type.Optional(Nullable(KeyFields.low_balance_threshold)),
         rpm: Type.Optional(Nullable(KeyFields.rpm)),
         tpm: Type.Optional(Nullable(KeyFields.tpm)),
         expires_at: Type.Optional(Nullable(KeyFields.expires_at)),
@@ -106,6 +108,9 @@ export const REPORTING_OPERATIONS: readonly AdminOperation[] = [
       if (quotas.day !== undefined) changes.dayQuota = quotas.day
       if (quotas.week !== undefined) changes.weekQuota = quotas.week
       if (quotas.month !== undefined) changes.monthlyQuota = quotas.month
+      if (body.low_balance_threshold !== undefined) {
+        changes.lowBalanceThreshold = body.low_balance_threshold === null ? null : amountToMicros(body.low_balance_threshold, 'low_balance_threshold')
+      }
       if (body.rpm !== undefined) changes.rpm = body.rpm
       if (body.tpm !== undefined) changes.tpm = body.tpm
       if (body.expires_at !== undefined) changes.expiresAt = body.expires_at === null ? null : parseTimestamp(body.expires_at, 'expires_at')

@@ -18,7 +18,13 @@ export function walletView(wallet: { balance: bigint; held: bigint }) {
 }
 
 export function accountView({ account, wallet }: AccountWithWallet) {
-  return { id: account.id, name: account.name, created_at: account.createdAt.toISOString(), wallet: walletView(wallet) }
+  return {
+    id: account.id,
+    name: account.name,
+    created_at: account.createdAt.toISOString(),
+    wallet: walletView(wallet),
+    low_balance_threshold: creditsOrNull(account.lowBalanceThreshold),
+  }
 }
 
 /** A key's record; `spent` (its settled spend in the current periods) where the answer is about one key. */
@@ -36,12 +42,17 @@ export function keyView(row: ApiKeyRow, allotment: WalletRow | null | undefined,
     quotas: quotasView(keyQuotas(row)),
     ...(spent ? { spent: spentView(spent) } : {}),
     allotment: allotment ? walletView(allotment) : null,
+    low_balance_threshold: creditsOrNull(row.lowBalanceThreshold),
     rpm: row.rpm,
     tpm: row.tpm,
     expires_at: row.expiresAt?.toISOString() ?? null,
     revoked_at: row.revokedAt?.toISOString() ?? null,
     created_at: row.createdAt.toISOString(),
   }
+}
+
+function creditsOrNull(micros: bigint | null) {
+  return micros === null ? null : creditsJson(micros)
 }
 
 export function userView(row: UserRow, allotment: WalletRow | null) {

@@ -19,6 +19,8 @@ export interface NewApiKey {
   allowedModels?: string[]
   /** Spend limits by period in micro-credits (docs/billing.md#spend-limits-by-period); absent or null: none. */
   quotas?: Partial<PeriodQuotas>
+  /** Micro-credits: below this the key's allotment raises a `balance.low` alert. */
+  lowBalanceThreshold?: bigint
   /** Micro-credits; given (even 0) means the key pays from its own allotment. */
   allotment?: bigint
   expiresAt?: Date
@@ -34,6 +36,7 @@ export interface ApiKeyChanges {
   monthlyQuota?: bigint | null
   weekQuota?: bigint | null
   dayQuota?: bigint | null
+  lowBalanceThreshold?: bigint | null
   rpm?: number | null
   tpm?: number | null
   expiresAt?: Date | null
@@ -78,6 +81,7 @@ export class ApiKeyStore {
           monthlyQuota: input.quotas?.month ?? null,
           weekQuota: input.quotas?.week ?? null,
           dayQuota: input.quotas?.day ?? null,
+          lowBalanceThreshold: input.lowBalanceThreshold ?? null,
           expiresAt: input.expiresAt ?? null,
           rpm: input.rpm ?? null,
           tpm: input.tpm ?? null,

@@ -31,6 +31,13 @@ export async function findAccount(db: Database, id: string): Promise<AccountWith
   return { account, wallet }
 }
 
+/** Sets (null: clears) the account's low-balance threshold in micro-credits; undefined when there is no such account. */
+export async function setLowBalanceThreshold(db: Database, id: string, threshold: bigint | null): Promise<AccountWithWallet | undefined> {
+  const [account] = await db.update(accounts).set({ lowBalanceThreshold: threshold }).where(eq(accounts.id, id)).returning()
+  if (!account) return undefined
+  return findAccount(db, id)
+}
+
 /** Newest first, `limit` accounts after `after` (docs/operations.md#reporting), each with its wallet and its position. */
 export async function listAccounts(db: Database, limit: number, after: TimeAndId | undefined): Promise<(AccountWithWallet & { position: TimeAndId })[]> {
   const rows = await db

@@ -53,6 +53,8 @@ export interface Config {
   workers: number
   /** Per caller, on the free endpoints (docs/operations.md#limits): `TOLLGATE_FREE_RPM`, `TOLLGATE_FREE_TPM`. */
   freeLimits: MinuteLimits
+  /** How often each instance looks for alerts and sends the webhook deliveries due (docs/operations.md#alerts): `TOLLGATE_WEBHOOK_POLL_MS`. */
+  webhookPollMs: number
 }
 
 /**
@@ -101,5 +103,6 @@ export function loadConfig(env: Env = process.env, fileText?: string): Config {
       rpm: minuteLimit(vars.TOLLGATE_FREE_RPM, DEFAULT_FREE_LIMITS.rpm),
       tpm: minuteLimit(vars.TOLLGATE_FREE_TPM, DEFAULT_FREE_LIMITS.tpm),
     },
+    webhookPollMs: Number(vars.TOLLGATE_WEBHOOK_POLL_MS ?? 1000),
   }
 }

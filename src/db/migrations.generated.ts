@@ -8,7 +8,9 @@ import m5 from '../../drizzle/0005_reporting-indexes.sql' with { type: 'text' }
 import m6 from '../../drizzle/0006_lease-recall.sql' with { type: 'text' }
 import m7 from '../../drizzle/0007_cache-write-1h.sql' with { type: 'text' }
 import m8 from '../../drizzle/0008_session-attribution.sql' with { type: 'text' }
-import m9 from '../../drizzle/0009_period-quotas.sql' with { type: 'text' }
+import m9 from '../../drizzle/0009_idempotent-calls.sql' with { type: 'text' }
+import m10 from '../../drizzle/0010_webhook-alerts.sql' with { type: 'text' }
+import m11 from '../../drizzle/0011_period-quotas.sql' with { type: 'text' }
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: '0000_init', sql: m0 },
@@ -20,5 +22,7 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: '0006_lease-recall', sql: m6 },
   { tag: '0007_cache-write-1h', sql: m7 },
   { tag: '0008_session-attribution', sql: m8 },
-  { tag: '0009_period-quotas', sql: m9 },
+  { tag: '0009_idempotent-calls', sql: m9 },
+  { tag: '0010_webhook-alerts', sql: m10 },
+  { tag: '0011_period-quotas', sql: m11 },
 ]

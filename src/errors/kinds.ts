@@ -97,6 +97,32 @@ export class IdempotencyConflictError extends GatewayError {
 }
 
 /**
+ * A call with this `Idempotency-Key` is still running (docs/api.md#idempotent-retries): its
+ * answer is replayed once it ends, so the client retries after `Retry-After`.
+ */
+export class IdempotencyKeyInUseError extends GatewayError {
+  readonly status = 409
+  readonly code = 'idempotency_key_in_use'
+  readonly type = 'invalid_request_error'
+  override readonly retryable = true
+
+  constructor(message: string, retryAfterSeconds: number) {
+    super(message, { param: 'Idempotency-Key', headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) } })
+  }
+}
+
+/** This `Idempotency-Key` was used for a different request, or its answer could not be kept: it cannot be replayed. */
+export class IdempotencyKeyReusedError extends GatewayError {
+  readonly status = 422
+  readonly code = 'idempotency_key_reused'
+  readonly type = 'invalid_request_error'
+
+  constructor(message: string) {
+    super(message, { param: 'Idempotency-Key' })
+  }
+}
+
+/**
  * A request body that stopped arriving, or arrived too slowly to finish (body-limits.ts): the
  * connection is closed, so a trickling client cannot keep it and its buffered bytes.
  */

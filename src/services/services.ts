@@ -1,3 +1,4 @@
+import { WebhookSender, type WebhookSenderOptions } from '../alerts/webhook-sender'
 import { ApiKeyStore } from '../auth/api-keys'
 import { Authenticator } from '../auth/authenticate'
 import { PayerDirectory } from '../auth/payer-directory'
@@ -15,6 +16,7 @@ import type { Config } from '../config/config'
 import { configSecrets } from '../config/secrets'
 import type { DatabaseHandle } from '../db/client'
 import type { Database } from '../db/database'
+import { IdempotentCalls } from '../idempotency/idempotent-calls'
 import { Readiness } from '../lifecycle/readiness'
 import { newId } from '../util/ids'
 import { knownSecrets } from '../util/known-secrets'
@@ -27,6 +29,8 @@ export interface ServiceOptions {
   userTokens?: UserTokenOptions
   /** How long a closing's answer is waited for and how its retries back off (the hold book's defaults otherwise); tests of outages shorten them. */
   closings?: Pick<HoldBookOptions, 'closingAnswerMs' | 'retryDelayMs'>
+  /** How webhook deliveries are retried, timed and polled (the sender's defaults and the config's poll otherwise); tests shorten them. */
+  webhooks?: Omit<WebhookSenderOptions, 'now'>
 }
 
 /** Everything a handler may call, built once per process. Handlers get these, never the framework. */
@@ -58,6 +62,10 @@ export interface Services {
   sweeper: HoldSweeper
   /** Which routes are skipped for now after failing in a row (this process's own view). */
   routeCooldowns: RouteCooldowns
+  /** Looks for alerts and sends webhook deliveries in the background, once started (`serve` starts it). */
+  webhooks: WebhookSender
+  /** The calls made with an Idempotency-Key, claimed, kept and replayed across instances (docs/api.md#idempotent-retries). */
+  idempotentCalls: IdempotentCalls
   /** Releases connections the services hold (the Redis rate-limit counter). */
   close(): void
 }
@@ -97,6 +105,7 @@ export function createServices(options: ServiceOptions): Services {
     liveHoldIds: () => holds.liveHoldIds(),
     renewed: (asked, renewed, expiresAt) => leases?.confirmRenewal(asked, renewed, expiresAt),
   })
+  const idempotentCalls = new IdempotentCalls(options.database, { instanceId, leaseMs: options.config.holdTtlMs, now })
   const counter = options.config.redisUrl ? new RedisHitCounter(options.config.redisUrl) : new MemoryHitCounter(now)
   const rateLimiter = new RateLimiter(counter, now, options.config.freeLimits)
   // One object swapped whole, so a reader never sees a new config with an old catalogue.
@@ -105,6 +114,7 @@ export function createServices(options: ServiceOptions): Services {
   // after a reload, the previous config's too, for the requests still using its providers.
   const routeCooldowns = new RouteCooldowns(now)
   const secretsGroup = `config ${instanceId}`
+  const webhooks = new WebhookSender(db, { now, pollMs: options.config.webhookPollMs, ...options.webhooks })
   knownSecrets.set(secretsGroup, configSecrets(options.config))
   return {
     get config() {
@@ -134,9 +144,13 @@ export function createServices(options: ServiceOptions): Services {
     holds,
     sweeper,
     routeCooldowns,
+    webhooks,
+    idempotentCalls,
     close: () => {
       sweeper.stop()
+      webhooks.stop()
       routeCooldowns.close()
+      idempotentCalls.stop()
       counter.close()
       knownSecrets.forget(secretsGroup)
       knownSecrets.forget(`${secretsGroup} previous`)

@@ -7,6 +7,10 @@ import type { GatewayContext } from '../http/gateway-context'
 import { type DocumentedResponses, errorResponses, MODEL_CALL_ERRORS } from '../http/openapi/responses'
 import { contextOf } from '../http/request-context'
 import { refuseInvalidBody, refuseInvalidForm } from '../http/schema-check'
+import { requestFingerprint } from '../idempotency/fingerprint'
+import { idempotentCall } from '../idempotency/idempotent-call'
+import type { IdempotentCalls } from '../idempotency/idempotent-calls'
+import { idempotencyKeyOf } from '../idempotency/key-header'
 import { RequestRecord } from '../observability/request-record'
 
 export interface SurfaceEndpoint<S extends TSchema, R extends Route> {
@@ -24,19 +28,50 @@ export interface SurfaceEndpoint<S extends TSchema, R extends Route> {
   surface: Surface<Static<S>, R>
 }
 
+/** What a billable endpoint calls: the dispatcher's services, and the idempotent calls of its retries. */
+export type SurfaceServices = DispatchServices & { idempotentCalls: IdempotentCalls }
+
 export function surfaceEndpoint<S extends TSchema, R extends Route>(endpoint: SurfaceEndpoint<S, R>) {
-  return (context: GatewayContext, services: DispatchServices) =>
+  return (context: GatewayContext, services: SurfaceServices) =>
     new Elysia({ name: `surfaces ${endpoint.path}` })
       .use(context)
-      .post(endpoint.path, ({ body, caller, requestId, request }) => dispatch(services, endpoint.surface, surfaceRequest(body, caller, requestId, request)), {
-        parse: endpoint.parse,
-        // The gateway's own check runs first: the framework's costs seconds on a large wrongly typed body,
-        // and loses the name of a form field out of range.
-        transform: ({ body }: { body: unknown }) => (endpoint.parse === 'json' ? refuseInvalidBody : refuseInvalidForm)(endpoint.schema, body),
-        body: endpoint.schema,
-        ...(endpoint.response.json ? { response: { 200: endpoint.response.json } } : {}),
-        detail: { ...endpoint.detail, responses: { ...endpoint.response.other, ...errorResponses(envelopeOfPath(endpoint.path), MODEL_CALL_ERRORS) } },
-      })
+      .post(
+        endpoint.path,
+        ({ body, caller, requestId, request }) => billedCall(services, endpoint, surfaceRequest(body, caller, requestId, request), request),
+        {
+          parse: endpoint.parse,
+          // The gateway's own check runs first: the framework's costs seconds on a large wrongly typed body,
+          // and loses the name of a form field out of range.
+          transform: ({ body }: { body: unknown }) => (endpoint.parse === 'json' ? refuseInvalidBody : refuseInvalidForm)(endpoint.schema, body),
+          body: endpoint.schema,
+          ...(endpoint.response.json ? { response: { 200: endpoint.response.json } } : {}),
+          detail: { ...endpoint.detail, responses: { ...endpoint.response.other, ...errorResponses(envelopeOfPath(endpoint.path), MODEL_CALL_ERRORS) } },
+        },
+      )
+}
+
+/**
+ * One billable call: dispatched as it comes, or, with an `Idempotency-Key`, once per key and
+ * caller and path, its answer kept for the retries (docs/api.md#idempotent-retries).
+ */
+async function billedCall<S extends TSchema, R extends Route>(
+  services: SurfaceServices,
+  endpoint: SurfaceEndpoint<S, R>,
+  request: SurfaceRequest<Static<S>>,
+  original: Request,
+): Promise<Response> {
+  const key = idempotencyKeyOf(request.headers)
+  if (key === undefined) return dispatch(services, endpoint.surface, request)
+  const identity = { scope: scopeOf(request.caller), path: endpoint.path, key }
+  const fingerprint = await requestFingerprint(request.body, request.query)
+  return idempotentCall(services.idempotentCalls, { identity, fingerprint, requestId: request.requestId, clientSignal: original.signal }, (signal) =>
+    dispatch(services, endpoint.surface, { ...request, signal }),
+  )
+}
+
+/** Whose keys these are: the API key, or the user (one per identity provider issuer and subject). */
+function scopeOf(caller: Caller): string {
+  return caller.kind === 'api-key' ? `key:${caller.key.id}` : caller.kind === 'user' ? `user:${caller.user.id}` : 'anonymous'
 }
 
 /** The plain values a surface's endpoint hands to the dispatcher. */

@@ -24,7 +24,7 @@ export function randomToken(length: number): string {
   return out
 }
 
-export type IdPrefix = 'acct' | 'key' | 'usr' | 'wal' | 'hold' | 'lease' | 'cm' | 'req' | 'inst'
+export type IdPrefix = 'acct' | 'key' | 'usr' | 'wal' | 'hold' | 'lease' | 'cm' | 'req' | 'inst' | 'wh' | 'msg'
 
 /** A prefixed random id such as `acct_3fK9…`; 20 characters carry about 119 bits. */
 export function newId(prefix: IdPrefix): string {

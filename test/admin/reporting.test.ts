@@ -57,7 +57,7 @@ for (const kind of testDatabases) {
       expect(pages).toBeGreaterThanOrEqual(4)
       const first = rows.find((row) => row.id === before[0])
       expect(first).toMatchObject({ name: 'test account', wallet: { balance: 1.5, held: 0, available: 1.5 } })
-      expect(Object.keys(first).sort()).toEqual(['created_at', 'id', 'name', 'wallet'])
+      expect(Object.keys(first).sort()).toEqual(['created_at', 'id', 'low_balance_threshold', 'name', 'wallet'])
       // Amounts keep their six decimals in the text itself.
       const text = (await suite.harness.admin('GET', '/accounts?limit=1000')).text
       expect(text).toContain('"wallet":{"balance":1.500000,"held":0.000000,"available":1.500000}')

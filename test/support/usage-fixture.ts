@@ -118,10 +118,10 @@ export async function expectedSummary(
       ...(['account', 'key', 'user', 'model'] as Dimension[]).filter((d) => dimensions.includes(d)).map((d) => charge[FIELDS[d]] ?? ''),
     ]
     const id = JSON.stringify(key)
-    const group = groups.get(id) ?? { key, requests: 0, tokens: [0, 0, 0, 0], cost: 0n, uncollected: 0n }
+    const group = groups.get(id) ?? { key, requests: 0, tokens: [0, 0, 0, 0, 0], cost: 0n, uncollected: 0n }
     const usage = (typeof charge.usage === 'string' ? JSON.parse(charge.usage) : charge.usage) ?? {}
     group.requests++
-    ;['input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens'].forEach((field, index) => {
+    ;['input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'cache_write_1h_tokens'].forEach((field, index) => {
       group.tokens[index]! += count(usage[field])
     })
     group.cost += BigInt(charge.amount)
@@ -148,6 +148,7 @@ export async function expectedSummary(
         output_tokens: group.tokens[1],
         cache_read_tokens: group.tokens[2],
         cache_write_tokens: group.tokens[3],
+        cache_write_1h_tokens: group.tokens[4],
         cost: microsToCredits(group.cost),
         uncollected: microsToCredits(group.uncollected),
       }

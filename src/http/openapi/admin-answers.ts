@@ -18,7 +18,7 @@ const UserAllotmentAnswer = t.Composite([
   BalanceSchema,
   t.Object({ quotas: Quotas, quotas_from: Nullable(t.Union([t.Literal('user'), t.Literal('default')])), spent: Spent }),
 ])
-const AccountAnswer = t.Object({ id: t.String(), name: t.String(), created_at: Time, wallet: BalanceSchema })
+const AccountAnswer = t.Object({ id: t.String(), name: t.String(), created_at: Time, wallet: BalanceSchema, low_balance_threshold: Nullable(t.Number()) })
 const KeyAnswer = t.Object(
   {
     id: t.String(),
@@ -33,6 +33,7 @@ const KeyAnswer = t.Object(
     quotas: Quotas,
     spent: t.Optional(Spent),
     allotment: Nullable(BalanceSchema),
+    low_balance_threshold: Nullable(t.Number()),
     rpm: Nullable(JsonInteger({})),
     tpm: Nullable(JsonInteger({})),
     expires_at: Nullable(Time),
@@ -43,6 +44,19 @@ const KeyAnswer = t.Object(
 )
 const LedgerEntry = t.Object({ id: t.String(), kind: t.String(), amount: t.Number(), created_at: Time }, { additionalProperties: true })
 const UserAnswer = t.Object({ iss: t.String(), sub: t.String(), allotment: Nullable(BalanceSchema), created_at: Time })
+
+const AlertTypeAnswer = t.Union([t.Literal('balance.low'), t.Literal('quota.threshold'), t.Literal('webhook.test')])
+const WebhookAnswer = t.Object({ id: t.String(), url: t.String(), events: t.Array(AlertTypeAnswer), description: Nullable(t.String()), created_at: Time })
+const DeliveryAnswer = t.Object({
+  id: t.String({ description: "The event's id, sent as `webhook-id`" }),
+  type: AlertTypeAnswer,
+  status: t.Union([t.Literal('pending'), t.Literal('delivered'), t.Literal('failed')]),
+  attempts: JsonInteger({}),
+  last_status_code: Nullable(JsonInteger({})),
+  last_error: Nullable(t.String()),
+  created_at: Time,
+  delivered_at: Nullable(Time),
+})
 
 /** A page of a list: pass `next_cursor` as `cursor` for the next one; null on the last page. */
 const Page = (row: TSchema) =>
@@ -77,6 +91,18 @@ export const ADMIN_ANSWERS: Readonly<Record<string, { description: string; schem
   'GET /users': { description: 'A page of users with their allotments, newest first', schema: Page(UserAnswer) },
   'POST /accounts': { description: 'The new account', schema: AccountAnswer },
   'GET /accounts/:id': { description: 'The account', schema: AccountAnswer },
+  'PATCH /accounts/:id': { description: 'The account after the change', schema: AccountAnswer },
+  'POST /webhooks': {
+    description: 'The new webhook; `secret` signs its deliveries and is shown only here',
+    schema: t.Composite([WebhookAnswer, t.Object({ secret: t.String() })]),
+  },
+  'GET /webhooks': { description: 'Every webhook, never their secrets', schema: t.Object({ object: t.Literal('list'), data: t.Array(WebhookAnswer) }) },
+  'DELETE /webhooks/:id': { description: 'The webhook is gone', schema: t.Object({ id: t.String(), deleted: t.Literal(true) }) },
+  'POST /webhooks/:id/test': {
+    description: 'The test event, stored and sent within seconds',
+    schema: t.Object({ id: t.String(), type: t.Literal('webhook.test'), status: t.Literal('pending') }),
+  },
+  'GET /webhooks/:id/deliveries': { description: "A page of the webhook's deliveries, newest first", schema: Page(DeliveryAnswer) },
   'POST /accounts/:id/credits': { description: "The account's wallet after the credit", schema: t.Object({ wallet: BalanceSchema }) },
   'POST /keys': {
     description: 'The new key; `key` is the full secret, shown only here',

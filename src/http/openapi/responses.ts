@@ -47,8 +47,9 @@ const ERROR_STATUSES = {
   403: 'The key or user may not do this (`insufficient_scope`, `model_not_allowed`, `api_key_quota_exceeded`, `user_quota_exceeded`)',
   404: 'No such model or record (`model_not_found`, `not_found`)',
   408: 'The request body arrived too slowly (`request_timeout`)',
-  409: 'The idempotency key was already used with other values (`idempotency_conflict`)',
+  409: 'The idempotency key was already used with other values (`idempotency_conflict`), or a model call with this `Idempotency-Key` still runs (`idempotency_key_in_use`; Retry-After says when to try again)',
   413: 'The request body is over its limit (`request_too_large`)',
+  422: 'This `Idempotency-Key` was used for another request, or its answer was not kept (`idempotency_key_reused`)',
   429: "The key's rate limit is reached (`rate_limit_exceeded`); Retry-After says when to try again",
   500: 'The gateway failed to handle the request (`internal_error`)',
   502: 'Every provider route failed (`upstream_error`); not billed',
@@ -63,7 +64,7 @@ export const PUBLIC_ERRORS: readonly ErrorStatus[] = [400, 500]
 /** Reads that need a credential (the key's scope, its rate limit and the database included). */
 export const KEYED_READ_ERRORS: readonly ErrorStatus[] = [400, 401, 403, 429, 500, 503]
 /** A billed call to a model: a hold first, then the providers. */
-export const MODEL_CALL_ERRORS: readonly ErrorStatus[] = [400, 401, 402, 403, 404, 408, 413, 429, 500, 502, 503, 504]
+export const MODEL_CALL_ERRORS: readonly ErrorStatus[] = [400, 401, 402, 403, 404, 408, 409, 413, 422, 429, 500, 502, 503, 504]
 
 /** The error responses an operation can return, each in its path's envelope. */
 export function errorResponses(envelope: ErrorEnvelope, statuses: readonly ErrorStatus[]): DocumentedResponses {
