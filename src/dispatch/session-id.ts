@@ -1,8 +1,8 @@
 /**
  * The client session a call belongs to (docs/billing.md#attribution): coding agents name theirs
  * in a header of their own, read in this order, the first present one counting. Claude Code
- * sends `x-claude-code-session-id`; Codex (0.169) sends `session-id`, which CONTRACT.md's
- * `session_id` is read as too.
+ * sends `x-claude-code-session-id`; Codex (0.169) sends `session-id`, the spelling of
+ * `session_id` that passes proxies which drop underscored header names.
  */
 const SESSION_HEADERS = ['x-claude-code-session-id', 'session_id', 'session-id', 'x-session-id'] as const
 
