@@ -8,7 +8,7 @@ import type { Services } from '../services/services'
 export interface AdminOperation {
   /** CLI words, e.g. ['keys', 'create']. */
   command: readonly string[]
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE'
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'
   /** Relative to /admin/v1, with `:name` parameters. */
   path: string
   summary: string

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { createAccount, findAccount, setLowBalanceThreshold } from '../billing/accounts'
+import { spendNow } from '../billing/spend'
 import { creditWallet, type EntryParties, ensureWallet, findWallet } from '../billing/wallets'
 import { CUSTOM_PREFIX } from '../catalog/custom-models'
 import type { PayerKind } from '../db/schema'
@@ -7,9 +8,10 @@ import { InvalidRequestError, NotFoundError } from '../errors/kinds'
 import type { Services } from '../services/services'
 import { KeyFields } from './key-fields'
 import { type AdminOperation, defineOperation } from './operation'
+import { QuotasField, quotaChanges, wholeQuotas } from './quota-fields'
 import { REPORTING_OPERATIONS } from './reporting-operations'
 import { USAGE_OPERATION } from './usage-operations'
-import { accountView, amountToMicros, keyView, parseTimestamp, walletView } from './views'
+import { accountView, amountToMicros, keyView, parseTimestamp, quotasView, spentView, walletView } from './views'
 import { WEBHOOK_OPERATIONS } from './webhook-operations'
 
 const Id = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
@@ -32,9 +34,22 @@ async function requireKey(services: Pick<Services, 'keys'>, id: string) {
   return row
 }
 
-async function keyWithAllotment(services: Pick<Services, 'db' | 'keys'>, id: string) {
+/** A key's record with its allotment and its spend in the current periods. */
+export async function keyWithAllotment(services: Pick<Services, 'db' | 'keys' | 'now'>, id: string) {
   const row = await requireKey(services, id)
-  return keyView(row, await findWallet(services.db, 'key_allotment', row.id))
+  const [allotment, spent] = await Promise.all([findWallet(services.db, 'key_allotment', row.id), spendNow(services.db, row.id, services.now())])
+  return keyView(row, allotment, spent)
+}
+
+/** A user's allotment, with the limits in force (`quotas_from`: the user's own, the default, or null for none) and the spend in the current periods. */
+async function userAllotment(services: Pick<Services, 'db' | 'userQuotas' | 'now'>, userId: string, sub: string, iss: string) {
+  const [wallet, limits, spent] = await Promise.all([
+    findWallet(services.db, 'user_allotment', userId),
+    services.userQuotas.limitsOf(userId),
+    spendNow(services.db, userId, services.now()),
+  ])
+  if (!wallet) throw new NotFoundError(`No user '${sub}' of issuer '${iss}'.`)
+  return { ...walletView(wallet), quotas: quotasView(limits.quotas), quotas_from: limits.source, spent: spentView(spent) }
 }
 
 /** Adds a request's `amount` to the owner's wallet or allotment, creating an empty one first when missing. */
@@ -110,6 +125,7 @@ export const ADMIN_OPERATIONS: readonly AdminOperation[] = [
       scopes: Type.Optional(KeyFields.scopes),
       allowed_models: Type.Optional(KeyFields.allowed_models),
       monthly_quota: Type.Optional(KeyFields.monthly_quota),
+      quotas: Type.Optional(KeyFields.quotas),
       low_balance_threshold: Type.Optional(KeyFields.low_balance_threshold),
       allotment: Type.Optional(Type.Number({ minimum: 0 })),
       expires_at: Type.Optional(KeyFields.expires_at),
@@ -125,7 +141,7 @@ export const ADMIN_OPERATIONS: readonly AdminOperation[] = [
         name: body.name,
         scopes: body.scopes,
         allowedModels: body.allowed_models,
-        monthlyQuota: body.monthly_quota === undefined ? undefined : amountToMicros(body.monthly_quota, 'monthly_quota'),
+        quotas: quotaChanges(body),
         lowBalanceThreshold: body.low_balance_threshold === undefined ? undefined : amountToMicros(body.low_balance_threshold, 'low_balance_threshold'),
         allotment: body.allotment === undefined ? undefined : amountToMicros(body.allotment, 'allotment'),
         expiresAt: body.expires_at === undefined ? undefined : parseTimestamp(body.expires_at, 'expires_at'),
@@ -187,14 +203,43 @@ export const ADMIN_OPERATIONS: readonly AdminOperation[] = [
     command: ['users', 'allotment'],
     method: 'GET',
     path: '/users/allotment',
-    summary: "A user's allotment",
+    summary: "A user's allotment, spend limits and spend in the current periods",
     query: Type.Object({ iss: Issuer, sub: Subject }),
     run: async (services, { query }) => {
       const user = await services.users.find(query.iss, query.sub)
-      const wallet = user ? await findWallet(services.db, 'user_allotment', user.id) : undefined
-      if (!wallet) throw new NotFoundError(`No user '${query.sub}' of issuer '${query.iss}'.`)
-      return walletView(wallet)
+      if (!user) throw new NotFoundError(`No user '${query.sub}' of issuer '${query.iss}'.`)
+      return userAllotment(services, user.id, query.sub, query.iss)
     },
+  }),
+  defineOperation({
+    command: ['users', 'quotas'],
+    method: 'PUT',
+    path: '/users/quotas',
+    summary: "Set a user's own spend limits by period (the user is created when new); {} clears them: the default applies",
+    body: Type.Object({ iss: Issuer, sub: Subject, quotas: QuotasField }),
+    run: async (services, { body }) => {
+      const user = await services.users.findOrCreate(body.iss, body.sub)
+      await services.userQuotas.setOwn(user.id, wholeQuotas(body.quotas))
+      return userAllotment(services, user.id, body.sub, body.iss)
+    },
+  }),
+  defineOperation({
+    command: ['users', 'default-quotas'],
+    method: 'PUT',
+    path: '/users/default-quotas',
+    summary: 'Set the spend limits by period of every user without their own; {} clears them',
+    body: Type.Object({ quotas: QuotasField }),
+    run: async (services, { body }) => {
+      await services.userQuotas.setDefault(wholeQuotas(body.quotas))
+      return { quotas: quotasView(await services.userQuotas.readDefault()) }
+    },
+  }),
+  defineOperation({
+    command: ['users', 'default-quotas', 'get'],
+    method: 'GET',
+    path: '/users/default-quotas',
+    summary: 'The spend limits by period of every user without their own',
+    run: async (services) => ({ quotas: quotasView(await services.userQuotas.readDefault()) }),
   }),
   defineOperation({
     command: ['custom-models', 'create'],

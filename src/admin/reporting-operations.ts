@@ -2,12 +2,14 @@ import { Type } from '@sinclair/typebox'
 import type { ApiKeyChanges } from '../auth/api-keys'
 import { listAccounts } from '../billing/accounts'
 import { LEDGER_KINDS, type LedgerEntryView, type LedgerFilter, listLedger } from '../billing/ledger'
+import { spendNow } from '../billing/spend'
 import { findWallet } from '../billing/wallets'
 import { InvalidRequestError, NotFoundError } from '../errors/kinds'
 import { DEFAULT_PAGE_SIZE, decodeSequence, decodeTimeAndId, encodeCursor, PageQuery, pageOf, timeAndIdCursor } from './cursor'
 import { AdminExport, keysetPages } from './export'
 import { KeyFields } from './key-fields'
 import { type AdminOperation, defineOperation } from './operation'
+import { quotaChanges } from './quota-fields'
 import { accountView, amountToMicros, keyView, parseTimestamp, userView } from './views'
 
 /** Rows read per query while an export streams: one page in memory at a time. */
@@ -81,7 +83,7 @@ export const REPORTING_OPERATIONS: readonly AdminOperation[] = [
     method: 'PATCH',
     path: '/keys/:id',
     summary:
-      "Change a key's name, scopes, models, quota, low-balance threshold, rate limits or expiry (null clears): at once here, within 5 seconds on other instances",
+      "Change a key's name, scopes, models, spend limits, low-balance threshold, rate limits or expiry (null clears): at once here, within 5 seconds on other instances",
     params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
     body: Type.Object(
       {
@@ -89,6 +91,7 @@ export const REPORTING_OPERATIONS: readonly AdminOperation[] = [
         scopes: Type.Optional(Nullable(KeyFields.scopes)),
         allowed_models: Type.Optional(Nullable(KeyFields.allowed_models)),
         monthly_quota: Type.Optional(Nullable(KeyFields.monthly_quota)),
+        quotas: Type.Optional(KeyFields.quotas),
         low_balance_threshold: Type.Optional(Nullable(KeyFields.low_balance_threshold)),
         rpm: Type.Optional(Nullable(KeyFields.rpm)),
         tpm: Type.Optional(Nullable(KeyFields.tpm)),
@@ -101,7 +104,10 @@ export const REPORTING_OPERATIONS: readonly AdminOperation[] = [
       if (body.name !== undefined) changes.name = body.name
       if (body.scopes !== undefined) changes.scopes = body.scopes
       if (body.allowed_models !== undefined) changes.allowedModels = body.allowed_models
-      if (body.monthly_quota !== undefined) changes.monthlyQuota = body.monthly_quota === null ? null : amountToMicros(body.monthly_quota, 'monthly_quota')
+      const quotas = quotaChanges(body)
+      if (quotas.day !== undefined) changes.dayQuota = quotas.day
+      if (quotas.week !== undefined) changes.weekQuota = quotas.week
+      if (quotas.month !== undefined) changes.monthlyQuota = quotas.month
       if (body.low_balance_threshold !== undefined) {
         changes.lowBalanceThreshold = body.low_balance_threshold === null ? null : amountToMicros(body.low_balance_threshold, 'low_balance_threshold')
       }
@@ -110,7 +116,8 @@ export const REPORTING_OPERATIONS: readonly AdminOperation[] = [
       if (body.expires_at !== undefined) changes.expiresAt = body.expires_at === null ? null : parseTimestamp(body.expires_at, 'expires_at')
       const row = await services.keys.update(params.id, changes)
       if (!row) throw new NotFoundError(`No API key '${params.id}'.`)
-      return keyView(row, await findWallet(services.db, 'key_allotment', row.id))
+      const [allotment, spent] = await Promise.all([findWallet(services.db, 'key_allotment', row.id), spendNow(services.db, row.id, services.now())])
+      return keyView(row, allotment, spent)
     },
   }),
   defineOperation({

@@ -1,7 +1,10 @@
 import type { ApiKeyRow } from '../auth/api-keys'
+import { keyQuotas } from '../auth/payer-directory'
 import type { UserRow } from '../auth/users'
 import type { AccountWithWallet } from '../billing/accounts'
 import { creditsJson, creditsToMicros } from '../billing/money'
+import type { Period, PeriodQuotas } from '../billing/periods'
+import type { Committed } from '../billing/spend'
 import type { WalletRow } from '../billing/wallets'
 import { InvalidRequestError } from '../errors/kinds'
 
@@ -24,7 +27,8 @@ export function accountView({ account, wallet }: AccountWithWallet) {
   }
 }
 
-export function keyView(row: ApiKeyRow, allotment: WalletRow | null | undefined) {
+/** A key's record; `spent` (its settled spend in the current periods) where the answer is about one key. */
+export function keyView(row: ApiKeyRow, allotment: WalletRow | null | undefined, spent?: Record<Period, Committed>) {
   return {
     id: row.id,
     object: 'api_key' as const,
@@ -35,6 +39,8 @@ export function keyView(row: ApiKeyRow, allotment: WalletRow | null | undefined)
     scopes: row.scopes,
     allowed_models: row.allowedModels,
     monthly_quota: row.monthlyQuota === null ? null : creditsJson(row.monthlyQuota),
+    quotas: quotasView(keyQuotas(row)),
+    ...(spent ? { spent: spentView(spent) } : {}),
     allotment: allotment ? walletView(allotment) : null,
     low_balance_threshold: creditsOrNull(row.lowBalanceThreshold),
     rpm: row.rpm,
@@ -66,4 +72,18 @@ export function parseTimestamp(value: string, param: string): Date {
   const date = new Date(value)
   if (Number.isNaN(date.getTime())) throw new InvalidRequestError(`${param} is not a valid ISO-8601 time.`, { param })
   return date
+}
+
+/** Limits as the admin API and /v1/wallet show them: credits, or null for none. */
+export function quotasView(quotas: PeriodQuotas) {
+  return {
+    day: quotas.day === null ? null : creditsJson(quotas.day),
+    week: quotas.week === null ? null : creditsJson(quotas.week),
+    month: quotas.month === null ? null : creditsJson(quotas.month),
+  }
+}
+
+/** Settled spend in each current period, in credits. */
+export function spentView(spend: Record<Period, Committed>) {
+  return { day: creditsJson(spend.day.charged), week: creditsJson(spend.week.charged), month: creditsJson(spend.month.charged) }
 }

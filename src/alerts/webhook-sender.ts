@@ -6,7 +6,7 @@ import { isStorableText } from '../util/storable-text'
 import { raiseBalanceAlerts } from './balance-alerts'
 import { type AttemptOutcome, type ClaimedDelivery, claimDueDeliveries, deleteFinishedDeliveries, recordAttempt } from './delivery-statements'
 import { subscribedTypes } from './events'
-import { monthlyKeyQuotaSpends } from './monthly-key-quotas'
+import { periodQuotaSpends } from './period-quota-spends'
 import { raiseQuotaAlerts } from './quota-thresholds'
 import { signDelivery } from './signature'
 
@@ -128,8 +128,7 @@ export class WebhookSender {
       if (types.size === 0) return
       const now = new Date(this.options.now())
       if (types.has('balance.low')) await this.attempt('balance alerts', () => raiseBalanceAlerts(this.db, now))
-      if (types.has('quota.threshold'))
-        await this.attempt('quota alerts', async () => raiseQuotaAlerts(this.db, await monthlyKeyQuotaSpends(this.db, now), now))
+      if (types.has('quota.threshold')) await this.attempt('quota alerts', async () => raiseQuotaAlerts(this.db, await periodQuotaSpends(this.db, now), now))
       if (this.stopped) return
       await this.claimAndSend()
       if (now.getTime() >= this.nextUpkeepAt) await this.attempt('old webhook deliveries', () => this.deleteOldDeliveries(now))

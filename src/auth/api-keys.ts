@@ -1,4 +1,5 @@
 import { and, desc, eq } from 'drizzle-orm'
+import type { PeriodQuotas } from '../billing/periods'
 import { creditWallet, ensureWallet, type WalletRow } from '../billing/wallets'
 import type { Database } from '../db/database'
 import { createdAtText, olderThan, type TimeAndId } from '../db/keyset'
@@ -16,7 +17,8 @@ export interface NewApiKey {
   name?: string
   scopes?: string[]
   allowedModels?: string[]
-  monthlyQuota?: bigint
+  /** Spend limits by period in micro-credits (docs/billing.md#spend-limits-by-period); absent or null: none. */
+  quotas?: Partial<PeriodQuotas>
   /** Micro-credits: below this the key's allotment raises a `balance.low` alert. */
   lowBalanceThreshold?: bigint
   /** Micro-credits; given (even 0) means the key pays from its own allotment. */
@@ -32,6 +34,8 @@ export interface ApiKeyChanges {
   scopes?: string[] | null
   allowedModels?: string[] | null
   monthlyQuota?: bigint | null
+  weekQuota?: bigint | null
+  dayQuota?: bigint | null
   lowBalanceThreshold?: bigint | null
   rpm?: number | null
   tpm?: number | null
@@ -74,7 +78,9 @@ export class ApiKeyStore {
           hint: keyHint(key),
           scopes: input.scopes ?? null,
           allowedModels: input.allowedModels ?? null,
-          monthlyQuota: input.monthlyQuota ?? null,
+          monthlyQuota: input.quotas?.month ?? null,
+          weekQuota: input.quotas?.week ?? null,
+          dayQuota: input.quotas?.day ?? null,
           lowBalanceThreshold: input.lowBalanceThreshold ?? null,
           expiresAt: input.expiresAt ?? null,
           rpm: input.rpm ?? null,

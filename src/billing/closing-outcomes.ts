@@ -2,7 +2,6 @@ import type { DatabaseHandle } from '../db/client'
 import { retryingDeadlocks } from '../db/rows'
 import { logEvent } from '../observability/log'
 import { type ClosedHold, type Closing, chargeOf, closedLocally } from './closing'
-import { monthKey } from './hold-rows'
 import { chargedAlready } from './hold-statements'
 import { chargeLapsedCallsAtomically } from './lapsed-charges'
 import { asError } from './locked-takes'
@@ -57,7 +56,7 @@ async function chargeLapsed<C extends Closing>(
   let collected: bigint[] = []
   if (lapsed.length > 0) {
     try {
-      collected = await retryingDeadlocks(() => chargeLapsedCallsAtomically(database, lapsed.map(chargeOf), now, monthKey(now)))
+      collected = await retryingDeadlocks(() => chargeLapsedCallsAtomically(database, lapsed.map(chargeOf), now))
     } catch (error) {
       return items.map((item) => (landed(item) ? closedLocally(item) : asError(error)))
     }

@@ -36,6 +36,7 @@ export function chargeOf(item: Closing): LapsedCharge {
     payer: item.hold.payer,
     requestId: item.hold.requestId,
     sessionId: item.hold.sessionId ?? null,
+    periods: item.hold.periods,
     cost: item.cost,
     charged: closedLocally(item).charged,
     usage: item.usage,

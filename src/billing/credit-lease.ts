@@ -79,7 +79,7 @@ export class CreditLeases {
     this.taker = { instanceId, ttlMs, now, share: options.share ?? DEFAULT_SHARE, sizer: this.sizer, recalls: this.recalls }
   }
 
-  /** The lease a call's worst case is drawn from (its wallet's, or a quota key's own), or undefined: the call is then held exactly. */
+  /** The lease a call's worst case is drawn from (its wallet's, or a limited key's or user's own), or undefined: the call is then held exactly. */
   async draw(request: HoldRequest): Promise<Lease | undefined> {
     // A call larger than a whole lease is held on its own rather than churning leases.
     if (this.stopped || request.amount <= 0n || request.amount > this.options.maxLease) return undefined
@@ -197,8 +197,8 @@ export class CreditLeases {
    * current one runs out. A lease taken ahead and never needed goes back when the wallet idles.
    */
   private takeAheadIfLow(lease: Lease, request: HoldRequest): void {
-    // A quota key's room is scarce: a second lease there would hold room another instance's call may need.
-    if (!runningLow(lease) || lease.quotaMonth !== null) return
+    // A limited payer's room is scarce: a second lease there would hold room another instance's call may need.
+    if (!runningLow(lease) || lease.quotaDay !== null) return
     if (this.leases.aheadOf(lease.key) || this.taking.has(lease.key)) return
     this.sizer.observe(lease.key, lease.granted, lease.drawn, this.options.now() - lease.takenAt)
     this.newLease(request, 'ahead').catch(() => {

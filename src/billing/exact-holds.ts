@@ -6,7 +6,6 @@ import { Batcher } from './batcher'
 import { type ClosedHold, type Closing, closedLocally } from './closing'
 import { closingOutcomes } from './closing-outcomes'
 import type { Hold, HoldRequest } from './hold'
-import { monthKey } from './hold-rows'
 import { closeHoldsAtomically } from './hold-statements'
 import type { HoldStrategy } from './hold-strategy'
 import { isLeaseableRefusal, type LeaseableRefusal } from './lease-keys'
@@ -121,7 +120,7 @@ export class ExactHolds implements HoldStrategy {
 
   private async closeBatch(items: Closing[]): Promise<(ClosedHold | Error)[]> {
     const now = new Date(this.options.now())
-    const closedIds = await retryingDeadlocks(() => closeHoldsAtomically(this.database, items, now, monthKey(now)))
+    const closedIds = await retryingDeadlocks(() => closeHoldsAtomically(this.database, items, now))
     return closingOutcomes(this.database, items, (item) => closedIds.has(item.hold.id), now)
   }
 }

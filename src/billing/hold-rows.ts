@@ -1,18 +1,15 @@
 import { and, eq, sql } from 'drizzle-orm'
 import type { Queryable } from '../db/database'
-import { keySpend, wallets } from '../db/schema'
+import { periodSpend, wallets } from '../db/schema'
+import { PERIODS, type PeriodKeys } from './periods'
 
-/** What every hold change needs to know to move money and month totals. */
+/** What every hold change needs to know to move money and spend by period. */
 export interface HoldRow {
   walletId: string
-  keyId: string | null
+  /** Whose spend the hold counts in (a key's or a user's id), if anyone's. */
+  spenderId: string | null
   amount: bigint
-  month: string
-}
-
-/** `YYYY-MM` of a time, in UTC: the calendar month quotas count in. */
-export function monthKey(date: Date): string {
-  return date.toISOString().slice(0, 7)
+  periods: PeriodKeys
 }
 
 /** Applies summed changes to each wallet touched, in id order (the lock order everywhere). */
@@ -32,27 +29,29 @@ export async function adjustWallets<Row extends HoldRow>(tx: Queryable, rows: Ro
   }
 }
 
-/** Applies summed changes to each key's month rows, creating rows for months not seen yet. */
-export async function adjustKeySpend<Row extends HoldRow>(
+/** Applies summed changes to the spend rows of each row's periods, creating rows for periods not seen yet, in key order (the lock order). */
+export async function adjustPeriodSpend<Row extends HoldRow>(
   tx: Queryable,
   rows: Row[],
-  change: (row: Row) => { month: string; held: bigint; charged: bigint }[],
+  change: (row: Row) => { held: bigint; charged: bigint },
 ): Promise<void> {
-  const totals = new Map<string, { keyId: string; month: string; held: bigint; charged: bigint }>()
+  const totals = new Map<string, { spenderId: string; period: string; held: bigint; charged: bigint }>()
   for (const row of rows) {
-    if (!row.keyId) continue
-    for (const delta of change(row)) {
-      const id = `${row.keyId}\n${delta.month}`
-      const total = totals.get(id) ?? { keyId: row.keyId, month: delta.month, held: 0n, charged: 0n }
+    if (!row.spenderId) continue
+    const delta = change(row)
+    for (const period of PERIODS) {
+      const key = row.periods[period]
+      const id = `${row.spenderId}\n${key}`
+      const total = totals.get(id) ?? { spenderId: row.spenderId, period: key, held: 0n, charged: 0n }
       totals.set(id, { ...total, held: total.held + delta.held, charged: total.charged + delta.charged })
     }
   }
   for (const [, total] of [...totals].sort(([a], [b]) => a.localeCompare(b))) {
     if (total.held === 0n && total.charged === 0n) continue
-    await tx.insert(keySpend).values({ keyId: total.keyId, month: total.month }).onConflictDoNothing()
+    await tx.insert(periodSpend).values({ spenderId: total.spenderId, period: total.period }).onConflictDoNothing()
     await tx
-      .update(keySpend)
-      .set({ held: sql`${keySpend.held} + ${total.held.toString()}::bigint`, charged: sql`${keySpend.charged} + ${total.charged.toString()}::bigint` })
-      .where(and(eq(keySpend.keyId, total.keyId), eq(keySpend.month, total.month)))
+      .update(periodSpend)
+      .set({ held: sql`${periodSpend.held} + ${total.held.toString()}::bigint`, charged: sql`${periodSpend.charged} + ${total.charged.toString()}::bigint` })
+      .where(and(eq(periodSpend.spenderId, total.spenderId), eq(periodSpend.period, total.period)))
   }
 }

@@ -3,6 +3,7 @@ import type { UsageRecord } from '../canonical/usage'
 import type { DatabaseHandle } from '../db/client'
 import { FixedStatement } from '../db/fixed-statement'
 import type { Hold } from './hold'
+import { countedPeriods } from './spend-rows'
 import { rollupHour, upsertRollup } from './usage-rollup'
 
 /**
@@ -21,7 +22,7 @@ const TAKE_HOLDS = new FixedStatement(
   () => sql`
     with input as (
       select * from jsonb_to_recordset(${value('input')}::text::jsonb) as i(id text, request_id text, session_id text, wallet_id text, payer_type text, account_id text,
-        key_id text, user_id text, user_sub text, env text, amount bigint, model text, provider text, month text)
+        key_id text, user_id text, user_sub text, env text, amount bigint, model text, provider text, spender_id text, month text, week text, day text)
     ),
     wallet as (
       update wallets set held = held + ${value('total')}::bigint
@@ -29,8 +30,8 @@ const TAKE_HOLDS = new FixedStatement(
       returning id
     ),
     new_holds as (
-      insert into holds (id, request_id, session_id, wallet_id, payer_type, account_id, key_id, user_id, user_sub, env, amount, model, route, instance_id, month, created_at, expires_at)
-      select id, request_id, session_id, wallet_id, payer_type, account_id, key_id, user_id, user_sub, env, amount, model, provider, ${value('instanceId')}, month, ${value('now')}::timestamptz, ${value('expiresAt')}::timestamptz
+      insert into holds (id, request_id, session_id, wallet_id, payer_type, account_id, key_id, user_id, user_sub, env, amount, model, route, instance_id, month, week, day, created_at, expires_at)
+      select id, request_id, session_id, wallet_id, payer_type, account_id, key_id, user_id, user_sub, env, amount, model, provider, ${value('instanceId')}, month, week, day, ${value('now')}::timestamptz, ${value('expiresAt')}::timestamptz
       from input where exists (select 1 from wallet)
     ),
     entries as (
@@ -38,9 +39,11 @@ const TAKE_HOLDS = new FixedStatement(
       select 'hold', amount, wallet_id, payer_type, account_id, key_id, user_sub, env, request_id, session_id, id, model, provider, ${value('now')}::timestamptz
       from input where exists (select 1 from wallet)
     ),
+    -- The payer's spend rows of the hold's day, week and month (billing/periods.ts).
     spend as (
       insert into key_spend (key_id, month, charged, held)
-      select key_id, month, 0, sum(amount) from input where key_id is not null and exists (select 1 from wallet) group by key_id, month
+      select i.spender_id, p.period, 0, sum(i.amount) from input i cross join lateral (values (i.day), (i.week), (i.month)) as p(period)
+      where i.spender_id is not null and exists (select 1 from wallet) group by 1, 2 order by 1, 2
       on conflict (key_id, month) do update set held = key_spend.held + excluded.held
     )
     select count(*)::int as taken from wallet`,
@@ -48,8 +51,8 @@ const TAKE_HOLDS = new FixedStatement(
 
 /**
  * Takes every hold of one wallet, all or none: the wallet's `held` grows by their sum only if
- * it stays within the balance, and the holds, their ledger entries and the keys' month totals
- * are written in the same statement. Returns false when the wallet cannot cover them all.
+ * it stays within the balance, and the holds, their ledger entries and their payers' spend by
+ * period are written in the same statement. Returns false when the wallet cannot cover them all.
  */
 export async function takeHoldsAtomically(
   database: Pick<DatabaseHandle, 'rows'>,
@@ -76,7 +79,10 @@ export async function takeHoldsAtomically(
       amount: hold.amount.toString(),
       model: hold.model,
       provider: hold.provider,
-      month: hold.month,
+      spender_id: hold.payer.spenderId,
+      month: hold.periods.month,
+      week: hold.periods.week,
+      day: hold.periods.day,
     })),
   )
   const [row] = await database.rows<{ taken: number }>(
@@ -95,11 +101,13 @@ export interface ClosingInput {
 
 /**
  * Closes holds that are still open, deleting them: the charge (the cost capped at the hold) leaves the balance,
- * the whole hold leaves `held`, the month totals follow, and the charge and release entries are
- * written, with their hour's usage rollup, in one statement. Returns the ids it closed; a hold already expired by a sweep is not
- * among them and moves no money.
+ * the whole hold leaves `held`, and the charge and release entries are written, with their hour's
+ * usage rollup, in one statement. In the spend rows the hold counted in (spend-rows.ts), the hold
+ * leaves `held` and its charge joins `charged`: a charge counts in the periods its hold was taken
+ * in, whose limits it was checked against. Returns the ids it closed; a hold already expired by a
+ * sweep is not among them and moves no money.
  */
-export async function closeHoldsAtomically(database: Pick<DatabaseHandle, 'rows'>, items: ClosingInput[], now: Date, month: string): Promise<Set<string>> {
+export async function closeHoldsAtomically(database: Pick<DatabaseHandle, 'rows'>, items: ClosingInput[], now: Date): Promise<Set<string>> {
   const input = JSON.stringify(
     items.map((item) => ({
       hold_id: item.hold.id,
@@ -110,7 +118,7 @@ export async function closeHoldsAtomically(database: Pick<DatabaseHandle, 'rows'
       billed: item.cost > 0n || item.usage !== null,
     })),
   )
-  const rows = await database.rows<{ id: string }>(CLOSE_HOLDS.with({ input, now: now.toISOString(), hour: rollupHour(now).toISOString(), month }))
+  const rows = await database.rows<{ id: string }>(CLOSE_HOLDS.with({ input, now: now.toISOString(), hour: rollupHour(now).toISOString() }))
   return new Set(rows.map((row) => row.id))
 }
 
@@ -121,7 +129,7 @@ const CLOSE_HOLDS = new FixedStatement(
     ),
     closed as (
       delete from holds h using input i where h.id = i.hold_id
-      returning h.id, h.wallet_id, h.payer_type, h.account_id, h.key_id, h.user_sub, h.env, h.request_id, h.session_id, h.amount, h.month,
+      returning h.id, h.wallet_id, h.payer_type, h.account_id, h.key_id, h.user_id, h.user_sub, h.env, h.request_id, h.session_id, h.amount, h.month, h.week, h.day,
         i.cost, i.usage, i.model, i.provider, i.billed, least(i.cost, h.amount) as charged
     ),
     wallet_totals as (select wallet_id, sum(amount) as held, sum(charged) as charged from closed group by wallet_id),
@@ -132,14 +140,11 @@ const CLOSE_HOLDS = new FixedStatement(
     -- Reading every updated wallet first makes the lock order wallets, then key months, as in
     -- every other billing statement: two orders could deadlock.
     wallets_done as (select count(*) as n from wallets_updated),
-    spend_deltas as (
-      select key_id, month, -amount as held, 0::bigint as charged from closed, wallets_done where key_id is not null
-      union all
-      select key_id, ${value('month')}, 0::bigint, charged from closed, wallets_done where key_id is not null
-    ),
     spend as (
       insert into key_spend (key_id, month, held, charged)
-      select key_id, month, sum(held), sum(charged) from spend_deltas group by key_id, month
+      select counted.spender_id, counted.period, -sum(c.amount), sum(c.charged)
+      from closed c ${countedPeriods('c')}, wallets_done
+      group by 1, 2 order by 1, 2
       on conflict (key_id, month) do update set held = key_spend.held + excluded.held, charged = key_spend.charged + excluded.charged
       returning key_id
     ),

@@ -1,4 +1,5 @@
 import type { Payer } from './payer'
+import type { PeriodKeys } from './periods'
 
 /** What a call asks the hold book to reserve before its upstream call: its worst case, on its payer. */
 export interface HoldRequest {
@@ -16,5 +17,6 @@ export interface HoldRequest {
 /** A reservation the hold book made (exactly, or drawn from a credit lease), closed once by a settlement or a release. */
 export interface Hold extends HoldRequest {
   id: string
-  month: string
+  /** The periods it was taken in: its spend, and its charge, count in these (docs/billing.md#spend-limits-by-period). */
+  periods: PeriodKeys
 }

@@ -13,15 +13,16 @@ export type LapsedCharge = Omit<LeasedCharge, 'leaseId' | 'retried'>
  * have taken from its hold, now from the payer's available credit (balance minus held), in the
  * order given; what that credit cannot cover is recorded as `uncollected`, so no payer goes
  * below what it holds. A `charge` entry each, naming no hold (the hold's own entries already
- * balance: hold, then expire), the keys' month totals and the usage rollup follow in the same
- * statement. Returns what each call was charged, in order.
+ * balance: hold, then expire), the payers' spend in the periods of the calls' holds and the
+ * usage rollup follow in the same statement. Returns what each call was charged, in order.
  */
-export async function chargeLapsedCallsAtomically(database: Pick<DatabaseHandle, 'rows'>, items: LapsedCharge[], now: Date, month: string): Promise<bigint[]> {
+export async function chargeLapsedCallsAtomically(database: Pick<DatabaseHandle, 'rows'>, items: LapsedCharge[], now: Date): Promise<bigint[]> {
   const input = JSON.stringify(items.map((item, position) => ({ seq: position, ...chargeColumns(item) })))
   const rows = await database.rows<{ seq: number; collected: string }>(sql`
     with input as (
       select * from jsonb_to_recordset(${input}::text::jsonb) as i(seq int, wallet_id text, payer_type text, account_id text, key_id text,
-        user_sub text, env text, request_id text, session_id text, cost bigint, charged bigint, usage jsonb, model text, provider text)
+        user_sub text, env text, request_id text, session_id text, cost bigint, charged bigint, usage jsonb, model text, provider text,
+        spender_id text, month text, week text, day text)
     ),
     -- Locked, so the available credit read is the wallet's latest, not the statement's snapshot.
     locked as (
@@ -41,7 +42,8 @@ export async function chargeLapsedCallsAtomically(database: Pick<DatabaseHandle,
     wallets_done as (select count(*) as n from wallets_updated),
     spend as (
       insert into key_spend (key_id, month, held, charged)
-      select key_id, ${month}, 0, sum(collected) from priced, wallets_done where key_id is not null group by key_id
+      select i.spender_id, p.period, 0, sum(i.collected) from priced i cross join lateral (values (i.day), (i.week), (i.month)) as p(period), wallets_done
+      where i.spender_id is not null group by 1, 2 order by 1, 2
       on conflict (key_id, month) do update set charged = key_spend.charged + excluded.charged
       returning key_id
     ),

@@ -4,13 +4,13 @@ import { retryingDeadlocks } from '../db/rows'
 import { logEvent } from '../observability/log'
 import { newId } from '../util/ids'
 import type { HoldRequest } from './hold'
-import { monthKey } from './hold-rows'
 import { grantedLease, type Lease } from './lease'
 import { leaseKeyOf } from './lease-keys'
 import type { LeaseRecalls } from './lease-recall'
 import type { LeaseSizer } from './lease-sizing'
 import { takeLeaseAtomically } from './lease-statements'
 import type { Payer } from './payer'
+import { NO_QUOTAS, periodKeys } from './periods'
 
 /** What taking a lease needs to know: who takes it, for how long, and how large it may be. */
 export interface LeaseTaker {
@@ -35,10 +35,11 @@ export async function takeLease(database: Pick<DatabaseHandle, 'rows'>, taker: L
   const quota = key !== walletId
   const now = new Date(taker.now())
   const id = newId('lease')
-  // A wallet's lease serves every key of the wallet: it names none. A quota key's is its own.
+  const periods = periodKeys(now)
+  // A wallet's lease serves every key of the wallet: it names none. A limited key's or user's is its own.
   const payer: Payer = quota
     ? { ...request.payer, tokensPerMinute: null }
-    : { ...request.payer, keyId: null, env: null, monthlyQuota: null, tokensPerMinute: null }
+    : { ...request.payer, keyId: null, env: null, spenderId: null, quotas: NO_QUOTAS, tokensPerMinute: null }
   let granted: bigint
   try {
     granted = await retryingDeadlocks(() =>
@@ -49,7 +50,7 @@ export async function takeLease(database: Pick<DatabaseHandle, 'rows'>, taker: L
         minimum: request.amount,
         share: taker.share,
         instanceId: taker.instanceId,
-        month: monthKey(now),
+        periods,
         now,
         expiresAt: new Date(now.getTime() + taker.ttlMs),
         recalledSince: taker.recalls.recalledSince(now.getTime()),
@@ -62,5 +63,5 @@ export async function takeLease(database: Pick<DatabaseHandle, 'rows'>, taker: L
     return undefined
   }
   if (granted === 0n) return undefined
-  return grantedLease({ id, walletId, key, quotaMonth: quota ? monthKey(now) : null, granted, takenAt: now.getTime(), ttlMs: taker.ttlMs })
+  return grantedLease({ id, walletId, key, quotaDay: quota ? periods.day : null, granted, takenAt: now.getTime(), ttlMs: taker.ttlMs })
 }

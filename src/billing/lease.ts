@@ -1,4 +1,4 @@
-import { monthKey } from './hold-rows'
+import { periodKey } from './periods'
 
 /** One credit lease (credit-lease.ts): a hold on a wallet in the database, drawn from in memory. */
 export interface Lease {
@@ -6,8 +6,8 @@ export interface Lease {
   walletId: string
   /** Which calls draw from it: its wallet's, or (leaseKeyOf) one quota key's alone. */
   key: string
-  /** A quota key's lease counts against this month (YYYY-MM) and serves calls only in it. */
-  quotaMonth: string | null
+  /** A lease of a payer with a spend limit counts in the spend rows of this day (YYYY-MM-DD, with its week and month) and serves calls only on it. */
+  quotaDay: string | null
   /** What the database granted, and when. */
   granted: bigint
   takenAt: number
@@ -25,14 +25,14 @@ export interface Lease {
 }
 
 /** A lease just granted by the database: nothing drawn, current until its hold's expiry. */
-export function grantedLease(taken: Pick<Lease, 'id' | 'walletId' | 'key' | 'quotaMonth' | 'granted' | 'takenAt'> & { ttlMs: number }): Lease {
+export function grantedLease(taken: Pick<Lease, 'id' | 'walletId' | 'key' | 'quotaDay' | 'granted' | 'takenAt'> & { ttlMs: number }): Lease {
   const { ttlMs, ...fields } = taken
   return { ...fields, drawn: 0n, amount: taken.granted, committed: 0n, retired: false, lastUsed: taken.takenAt, expiresAt: taken.takenAt + ttlMs }
 }
 
-/** A lease serves a draw of `amount` while it is not retired, has the credit left, its hold is surely still in the database, and (a quota key's) its month is now. */
+/** A lease serves a draw of `amount` while it is not retired, has the credit left, its hold is surely still in the database, and (a limited payer's) its day is today. */
 export function canServe(lease: Lease, amount: bigint, now: number): boolean {
-  if (lease.quotaMonth !== null && lease.quotaMonth !== monthKey(new Date(now))) return false
+  if (lease.quotaDay !== null && lease.quotaDay !== periodKey('day', new Date(now))) return false
   return !lease.retired && lease.amount - lease.committed >= amount && now < lease.expiresAt
 }
 

@@ -8,11 +8,11 @@ import { closingOutcomes } from './closing-outcomes'
 import type { CreditLeases } from './credit-lease'
 import type { RefusalRetry } from './exact-holds'
 import type { Hold, HoldRequest } from './hold'
-import { monthKey } from './hold-rows'
 import type { HoldStrategy } from './hold-strategy'
 import type { Lease } from './lease'
 import { chargeLeasesAtomically } from './lease-statements'
 import type { PendingClosings } from './pending-closings'
+import { periodKeys } from './periods'
 
 export interface LeasedHoldsOptions {
   now: () => number
@@ -57,7 +57,7 @@ export class LeasedHolds implements HoldStrategy {
   async take(request: HoldRequest): Promise<Hold | undefined> {
     const lease = await this.leases.draw(request)
     if (!lease) return undefined
-    const hold: Hold = { ...request, id: newId('hold'), month: monthKey(new Date(this.options.now())) }
+    const hold: Hold = { ...request, id: newId('hold'), periods: periodKeys(new Date(this.options.now())) }
     this.draws.set(hold.id, lease)
     return hold
   }
@@ -114,7 +114,7 @@ export class LeasedHolds implements HoldStrategy {
   private async chargeBatch(items: LeasedClosing[]): Promise<(ClosedHold | Error)[]> {
     const now = new Date(this.options.now())
     const charges = items.map((item) => ({ ...chargeOf(item), leaseId: item.lease.id, retried: item.retried === true }))
-    const charged = await retryingDeadlocks(() => chargeLeasesAtomically(this.database, charges, now, monthKey(now)))
+    const charged = await retryingDeadlocks(() => chargeLeasesAtomically(this.database, charges, now))
     return closingOutcomes(this.database, items, (item) => charged.has(item.lease.id), now)
   }
 }

@@ -1,25 +1,27 @@
-import { and, eq, inArray } from 'drizzle-orm'
+import { and, inArray } from 'drizzle-orm'
 import type { Database, Queryable } from '../db/database'
 import { isTransientDatabaseError } from '../db/errors'
 import { retryingDeadlocks } from '../db/rows'
-import { holds, keySpend, ledgerEntries, wallets } from '../db/schema'
-import { InsufficientBalanceError, QuotaExceededError } from '../errors/kinds'
+import { holds, ledgerEntries, periodSpend, wallets } from '../db/schema'
+import { InsufficientBalanceError } from '../errors/kinds'
 import { newId } from '../util/ids'
 import type { Hold, HoldRequest } from './hold'
-import { adjustKeySpend, adjustWallets, type HoldRow } from './hold-rows'
+import { adjustPeriodSpend, adjustWallets, type HoldRow } from './hold-rows'
+import { hasQuota, type PeriodKeys } from './periods'
+import { passedQuota } from './quota-refusal'
 
 /**
  * The locking path of taking holds: rows locked in the billing lock order (wallets by id, then
- * key months), each request decided alone against what is left, so a wallet that cannot cover a
- * whole batch still serves the requests it can, and monthly quotas are checked against what the
- * key has committed. The hold book takes this path for keys with a quota and for wallet groups the
- * one-statement path refused.
+ * spend rows), each request decided alone against what is left, so a wallet that cannot cover a
+ * whole batch still serves the requests it can, and spend limits by period are checked against
+ * what the key or user has committed in each. The hold book takes this path for payers with a
+ * quota and for wallet groups the one-statement path refused.
  */
 
-/** When a batch of holds is taken: its time, its month (for quotas) and when its holds lapse. */
+/** When a batch of holds is taken: its time, its periods (for quotas) and when its holds lapse. */
 export interface TakeTime {
   now: Date
-  month: string
+  periods: PeriodKeys
   expiresAt: Date
 }
 
@@ -41,7 +43,7 @@ export async function takeLockedIsolated(db: Database, instanceId: string, reque
   }
 }
 
-function takeLocked(db: Database, instanceId: string, requests: HoldRequest[], { now, month, expiresAt }: TakeTime): Promise<(Hold | Error)[]> {
+function takeLocked(db: Database, instanceId: string, requests: HoldRequest[], { now, periods, expiresAt }: TakeTime): Promise<(Hold | Error)[]> {
   return db.transaction(async (tx) => {
     const walletIds = [...new Set(requests.map((request) => request.payer.walletId))].sort()
     const rows = await tx
@@ -51,32 +53,34 @@ function takeLocked(db: Database, instanceId: string, requests: HoldRequest[], {
       .orderBy(wallets.id)
       .for('update')
     const available = new Map(rows.map((row) => [row.id, row.balance - row.held]))
-    const committed = await lockQuotas(tx, requests, month)
+    const committed = await lockQuotas(tx, requests, periods)
 
     const outcomes: (Hold | Error)[] = []
     const accepted: Hold[] = []
     for (const request of requests) {
-      const { walletId, keyId, monthlyQuota } = request.payer
+      const { walletId, spenderId } = request.payer
       const left = available.get(walletId) ?? 0n
       if (request.amount > left) {
         outcomes.push(new InsufficientBalanceError('Not enough credit for the worst case of this request.'))
         continue
       }
-      if (keyId && monthlyQuota !== null && (committed.get(keyId) ?? 0n) + request.amount > monthlyQuota) {
-        outcomes.push(new QuotaExceededError("This request would pass the API key's monthly quota."))
+      const spent = (periodKey: string) => committed.get(spendRowId(spenderId, periodKey)) ?? 0n
+      const refusal = passedQuota(request.payer, periods, request.amount, spent)
+      if (refusal) {
+        outcomes.push(refusal)
         continue
       }
       available.set(walletId, left - request.amount)
-      if (keyId) committed.set(keyId, (committed.get(keyId) ?? 0n) + request.amount)
-      const hold: Hold = { ...request, id: newId('hold'), month }
+      for (const periodKey of Object.values(periods)) committed.set(spendRowId(spenderId, periodKey), spent(periodKey) + request.amount)
+      const hold: Hold = { ...request, id: newId('hold'), periods }
       accepted.push(hold)
       outcomes.push(hold)
     }
     if (accepted.length === 0) return outcomes
 
-    const rowsOf = accepted.map((hold): HoldRow => ({ ...hold, walletId: hold.payer.walletId, keyId: hold.payer.keyId }))
+    const rowsOf = accepted.map((hold): HoldRow => ({ ...hold, walletId: hold.payer.walletId, spenderId: hold.payer.spenderId }))
     await adjustWallets(tx, rowsOf, (hold) => ({ held: hold.amount, balance: 0n }))
-    await adjustKeySpend(tx, rowsOf, (hold) => [{ month: hold.month, held: hold.amount, charged: 0n }])
+    await adjustPeriodSpend(tx, rowsOf, (hold) => ({ held: hold.amount, charged: 0n }))
     await tx.insert(holds).values(
       accepted.map((hold) => ({
         id: hold.id,
@@ -93,7 +97,9 @@ function takeLocked(db: Database, instanceId: string, requests: HoldRequest[], {
         model: hold.model,
         provider: hold.provider,
         instanceId,
-        month: hold.month,
+        month: hold.periods.month,
+        week: hold.periods.week,
+        day: hold.periods.day,
         createdAt: now,
         expiresAt,
       })),
@@ -103,22 +109,28 @@ function takeLocked(db: Database, instanceId: string, requests: HoldRequest[], {
   })
 }
 
-/** Locks the month rows of keys with a quota and returns what each has committed this month. */
-async function lockQuotas(tx: Queryable, requests: HoldRequest[], month: string): Promise<Map<string, bigint>> {
-  const keyIds = [...new Set(requests.filter((request) => request.payer.monthlyQuota !== null).flatMap((request) => request.payer.keyId ?? []))].sort()
+/** A spend row's place in the map of what is committed: its spender and period key. */
+function spendRowId(spenderId: string | null, periodKey: string): string {
+  return `${spenderId ?? ''}\n${periodKey}`
+}
+
+/** Locks the spend rows of the periods of payers with a quota and returns what each row has committed (by spendRowId). */
+async function lockQuotas(tx: Queryable, requests: HoldRequest[], periods: PeriodKeys): Promise<Map<string, bigint>> {
+  const spenderIds = [...new Set(requests.filter((request) => hasQuota(request.payer.quotas)).flatMap((request) => request.payer.spenderId ?? []))].sort()
   const committed = new Map<string, bigint>()
-  if (keyIds.length === 0) return committed
+  if (spenderIds.length === 0) return committed
+  const periodKeys = Object.values(periods).sort()
   await tx
-    .insert(keySpend)
-    .values(keyIds.map((keyId) => ({ keyId, month })))
+    .insert(periodSpend)
+    .values(spenderIds.flatMap((spenderId) => periodKeys.map((period) => ({ spenderId, period }))))
     .onConflictDoNothing()
   const rows = await tx
     .select()
-    .from(keySpend)
-    .where(and(inArray(keySpend.keyId, keyIds), eq(keySpend.month, month)))
-    .orderBy(keySpend.keyId)
+    .from(periodSpend)
+    .where(and(inArray(periodSpend.spenderId, spenderIds), inArray(periodSpend.period, periodKeys)))
+    .orderBy(periodSpend.spenderId, periodSpend.period)
     .for('update')
-  for (const row of rows) committed.set(row.keyId, row.charged + row.held)
+  for (const row of rows) committed.set(spendRowId(row.spenderId, row.period), row.charged + row.held)
   return committed
 }
 

@@ -1,9 +1,10 @@
 import { sql } from 'drizzle-orm'
 import type { DatabaseHandle } from '../db/client'
+import { countedPeriods } from './spend-rows'
 
 /**
  * Expires one page of stale holds in one statement: deletes them, gives their amounts back to
- * their wallets' `held`, takes them off their keys' month totals, and writes an `expire` entry
+ * their wallets' `held`, takes them off the spend rows they counted in (spend-rows.ts), and writes an `expire` entry
  * each. The statement has a fixed number of parameters however many holds it expires (one
  * parameter per row is what once made a large sweep fail). `skip locked` lets sweeps of
  * several instances run at once without waiting on each other or closing a hold twice.
@@ -34,7 +35,8 @@ export async function expireHoldsPage(
     wallets_done as (select count(*) as n from wallets_updated),
     spend as (
       insert into key_spend (key_id, month, held, charged)
-      select key_id, month, -sum(amount), 0 from expired, wallets_done where key_id is not null group by key_id, month
+      select counted.spender_id, counted.period, -sum(e.amount), 0 from expired e ${countedPeriods('e')}, wallets_done
+      group by 1, 2 order by 1, 2
       on conflict (key_id, month) do update set held = key_spend.held + excluded.held
     ),
     entries as (
@@ -45,4 +47,21 @@ export async function expireHoldsPage(
     )
     select count(*)::int as expired from expired`)
   return row?.expired ?? 0
+}
+
+/**
+ * Deletes the spend rows of past periods (docs/billing.md#spend-limits-by-period): rows of any
+ * period other than those `keep` names (the current periods and the ones just before, so an
+ * instance whose clock is a little behind still finds its rows) once nothing open counts in
+ * them. A later hold of such a period would start it again from 0, which is why the periods just
+ * past are kept. Returns how many rows went.
+ */
+export async function deletePastSpend(database: Pick<DatabaseHandle, 'rows'>, keep: string[]): Promise<number> {
+  const [row] = await database.rows<{ deleted: number }>(sql`
+    with deleted as (
+      delete from key_spend where held = 0 and month not in (select jsonb_array_elements_text(${JSON.stringify(keep)}::text::jsonb))
+      returning 1
+    )
+    select count(*)::int as deleted from deleted`)
+  return row?.deleted ?? 0
 }

@@ -3,7 +3,8 @@ import type { DatabaseHandle } from '../db/client'
 import { describeDatabaseError } from '../db/errors'
 import { retryingDeadlocks } from '../db/rows'
 import { logEvent } from '../observability/log'
-import { expireHoldsPage } from './sweep-statements'
+import { keptPeriodKeys } from './periods'
+import { deletePastSpend, expireHoldsPage } from './sweep-statements'
 
 export interface SweeperOptions {
   ttlMs: number
@@ -16,6 +17,9 @@ export interface SweeperOptions {
   /** Holds expired per statement (default 1000): each page is one short transaction. */
   pageSize?: number
 }
+
+/** Spend rows of past periods are looked for at most this often: a scan of the spend table, which has a few rows per key and user in use. */
+const SPEND_DELETE_INTERVAL_MS = 60_000
 
 /**
  * Keeps this process's live holds from expiring and gives back everyone else's stale ones
@@ -36,6 +40,8 @@ export class HoldSweeper {
   private unreachable = false
   /** No hold is expired before this time (ms): set one TTL after the database is reached again. */
   private expireFrom = Number.NEGATIVE_INFINITY
+  /** When spend rows of past periods were last deleted (ms). */
+  private spendDeletedAt = Number.NEGATIVE_INFINITY
 
   constructor(
     private readonly database: Pick<DatabaseHandle, 'rows'>,
@@ -68,6 +74,7 @@ export class HoldSweeper {
       }
       this.unreachable = false
       if (now >= this.expireFrom) await this.expire()
+      if (now - this.spendDeletedAt >= SPEND_DELETE_INTERVAL_MS) await this.deletePastSpend()
     } catch (error) {
       this.unreachable = true
       logEvent('error', 'hold sweep failed', { error: describeDatabaseError(error) })
@@ -87,6 +94,14 @@ export class HoldSweeper {
       returning id`)
     this.options.renewed?.(ids, new Set(renewed.map((row) => row.id)), expiresAt)
     return true
+  }
+
+  /** Deletes the spend rows of past periods nothing open counts in any more (docs/billing.md#spend-limits-by-period); returns how many went. */
+  async deletePastSpend(): Promise<number> {
+    const now = this.options.now()
+    const deleted = await retryingDeadlocks(() => deletePastSpend(this.database, keptPeriodKeys(new Date(now))))
+    this.spendDeletedAt = now
+    return deleted
   }
 
   /**

@@ -10,6 +10,7 @@ import m7 from '../../drizzle/0007_cache-write-1h.sql' with { type: 'text' }
 import m8 from '../../drizzle/0008_session-attribution.sql' with { type: 'text' }
 import m9 from '../../drizzle/0009_idempotent-calls.sql' with { type: 'text' }
 import m10 from '../../drizzle/0010_webhook-alerts.sql' with { type: 'text' }
+import m11 from '../../drizzle/0011_period-quotas.sql' with { type: 'text' }
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: '0000_init', sql: m0 },
@@ -23,4 +24,5 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: '0008_session-attribution', sql: m8 },
   { tag: '0009_idempotent-calls', sql: m9 },
   { tag: '0010_webhook-alerts', sql: m10 },
+  { tag: '0011_period-quotas', sql: m11 },
 ]

@@ -76,7 +76,10 @@ export const apiKeys = pgTable(
     hint: text('hint').notNull(),
     scopes: jsonb('scopes').$type<string[]>(),
     allowedModels: jsonb('allowed_models').$type<string[]>(),
+    /** Spend limits by period (docs/billing.md#spend-limits-by-period); `monthly_quota` is the month's. */
     monthlyQuota: micros('monthly_quota'),
+    dayQuota: micros('day_quota'),
+    weekQuota: micros('week_quota'),
     /** Below this (micro-credits) the key's allotment raises a `balance.low` alert (docs/operations.md#alerts); null: none. */
     lowBalanceThreshold: micros('low_balance_threshold'),
     rpm: integer('rpm'),
@@ -103,6 +106,10 @@ export const users = pgTable(
     id: text('id').primaryKey(),
     issuer: text('issuer').notNull(),
     subject: text('subject').notNull(),
+    /** The user's own spend limits by period; all null: the default (quotaDefaults) applies. */
+    dayQuota: micros('day_quota'),
+    weekQuota: micros('week_quota'),
+    monthQuota: micros('month_quota'),
     createdAt: createdAt(),
   },
   (table) => [uniqueIndex('users_identity').on(table.issuer, table.subject), index('users_created').on(table.createdAt, table.id)],
@@ -135,8 +142,15 @@ export const holds = pgTable(
     provider: text('route').notNull(),
     /** The gateway process that owns the hold and keeps extending its expiry while alive. */
     instanceId: text('instance_id').notNull(),
-    /** Calendar month (UTC, `YYYY-MM`) whose key spend counts this hold while it is open. */
+    /**
+     * The periods (billing/periods.ts) whose spend rows count this hold while it is open: its
+     * payer's key, else its user. `day` and `week` are null on a hold that counts in no spend
+     * row (a lease on a wallet, which names no key) and on holds taken before periods other
+     * than the month existed, which count in their key's month alone.
+     */
     month: text('month').notNull(),
+    week: text('week'),
+    day: text('day'),
     createdAt: createdAt(),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
   },
@@ -150,21 +164,33 @@ export const holds = pgTable(
 )
 
 /**
- * A key's committed spend per calendar month (UTC): settled charges plus open holds. Kept in
- * step with holds and charges in the same transactions, so the monthly quota is one row lock.
+ * Committed spend (settled charges plus open holds) per payer and period (billing/periods.ts):
+ * a key's, or a user's, per UTC day (`YYYY-MM-DD`), ISO week (`YYYY-Www`) and calendar month
+ * (`YYYY-MM`). Kept in step with holds and charges in the same statements, so checking a quota is
+ * one row lock per period. The columns keep their first names: `key_id` holds the spender's id
+ * (a key's `key_…` or a user's `usr_…`), `month` the period's key. Rows of past periods are
+ * deleted by the sweep (sweep-statements.ts).
  */
-export const keySpend = pgTable(
+export const periodSpend = pgTable(
   'key_spend',
   {
-    keyId: text('key_id').notNull(),
-    month: text('month').notNull(),
+    spenderId: text('key_id').notNull(),
+    period: text('month').notNull(),
     charged: micros('charged').notNull().default(sql`0`),
     held: micros('held').notNull().default(sql`0`),
   },
   // No CHECK on held: Postgres checks an upsert's proposed row before finding the conflict, and
   // settlement upserts negative changes to rows that exist. Money itself is guarded on wallets.
-  (table) => [primaryKey({ columns: [table.keyId, table.month] })],
+  (table) => [primaryKey({ columns: [table.spenderId, table.period] })],
 )
+
+/** Spend limits that apply where none of their own are set: the `user` row, every user's default. */
+export const quotaDefaults = pgTable('quota_defaults', {
+  scope: text('scope').$type<'user'>().primaryKey(),
+  dayQuota: micros('day_quota'),
+  weekQuota: micros('week_quota'),
+  monthQuota: micros('month_quota'),
+})
 
 export type LedgerKind = 'topup' | 'adjustment' | 'hold' | 'charge' | 'release' | 'expire'
 

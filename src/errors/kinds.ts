@@ -57,9 +57,17 @@ export class ModelNotAllowedError extends GatewayError {
   readonly type = 'permission_error'
 }
 
+/** A hold would pass one of the API key's spend limits by period (docs/billing.md#spend-limits-by-period). */
 export class QuotaExceededError extends GatewayError {
   readonly status = 403
   readonly code = 'api_key_quota_exceeded'
+  readonly type = 'permission_error'
+}
+
+/** A hold would pass one of the user's spend limits by period, their own or the default (docs/billing.md#spend-limits-by-period). */
+export class UserQuotaExceededError extends GatewayError {
+  readonly status = 403
+  readonly code = 'user_quota_exceeded'
   readonly type = 'permission_error'
 }
 

@@ -3,6 +3,7 @@ import { ApiKeyStore } from '../auth/api-keys'
 import { Authenticator } from '../auth/authenticate'
 import { PayerDirectory } from '../auth/payer-directory'
 import { MemoryHitCounter, RateLimiter, RedisHitCounter } from '../auth/rate-limit'
+import { UserQuotas } from '../auth/user-quotas'
 import { type UserTokenOptions, UserTokenVerifier } from '../auth/user-tokens'
 import { UserStore } from '../auth/users'
 import { CreditLeases } from '../billing/credit-lease'
@@ -51,6 +52,8 @@ export interface Services {
   readiness: Readiness
   keys: ApiKeyStore
   users: UserStore
+  /** Users' spend limits by period, their own and the default (docs/billing.md#spend-limits-by-period). */
+  userQuotas: UserQuotas
   customModels: CustomModelStore
   authenticator: Authenticator
   rateLimiter: RateLimiter
@@ -82,6 +85,7 @@ export function createServices(options: ServiceOptions): Services {
   const db = options.database.db
   const keys = new ApiKeyStore(db, now)
   const users = new UserStore(db)
+  const userQuotas = new UserQuotas(db, now)
   // Names this process on its holds, so a sweep can tell live holds from a crashed process's.
   const instanceId = newId('inst')
   const leaseMicros = options.config.creditLeaseMicros
@@ -132,10 +136,11 @@ export function createServices(options: ServiceOptions): Services {
     readiness: new Readiness(),
     keys,
     users,
+    userQuotas,
     customModels: new CustomModelStore(db),
     authenticator: new Authenticator(keys, new UserTokenVerifier(options.config.oidc, options.userTokens), users, rateLimiter),
     rateLimiter,
-    payers: new PayerDirectory(db, now),
+    payers: new PayerDirectory(db, now, userQuotas),
     holds,
     sweeper,
     routeCooldowns,

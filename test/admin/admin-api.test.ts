@@ -191,7 +191,14 @@ for (const kind of testDatabases) {
       const credit = () => suite.harness.admin('POST', '/users/credits', { iss: 'https://idp.example', sub: 'alice', amount: 4, idempotency_key: 'u-1' })
       expect((await credit()).json).toEqual({ balance: 4, held: 0, available: 4 })
       expect((await credit()).json).toEqual({ balance: 4, held: 0, available: 4 })
-      expect((await suite.harness.admin('GET', '/users/allotment?iss=https%3A%2F%2Fidp.example&sub=alice')).json).toEqual({ balance: 4, held: 0, available: 4 })
+      expect((await suite.harness.admin('GET', '/users/allotment?iss=https%3A%2F%2Fidp.example&sub=alice')).json).toEqual({
+        balance: 4,
+        held: 0,
+        available: 4,
+        quotas: { day: null, week: null, month: null },
+        quotas_from: null,
+        spent: { day: 0, week: 0, month: 0 },
+      })
       expectError(await suite.harness.admin('GET', '/users/allotment?iss=https%3A%2F%2Fidp.example&sub=bob'), 404, 'not_found')
       expectError(await suite.harness.admin('GET', '/users/allotment?sub=bob'), 400, 'invalid_request')
       const entries = (await suite.harness.admin('GET', '/ledger?user_sub=alice')).json.data

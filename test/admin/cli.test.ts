@@ -102,5 +102,21 @@ for (const kind of testDatabases) {
       expect(unknown.code).toBe(2)
       expect(unknown.stdout).toContain('tollgate admin keys create')
     }, 30_000)
+
+    test("sets a key's spend limits by period, users' own and the default, from JSON flags", async () => {
+      const account = await tollgate(env, 'admin', 'accounts', 'create', '--name', 'Limits CLI')
+      const key = await tollgate(env, 'admin', 'keys', 'create', '--account-id', account.json.id, '--env', 'prod', '--quotas', '{"day":2,"week":5}')
+      expect(key.json).toMatchObject({ quotas: { day: 2, week: 5, month: null }, spent: { day: 0, week: 0, month: 0 } })
+      const cleared = await tollgate(env, 'admin', 'keys', 'update', '--id', key.json.id, '--quotas', '{"day":null}', '--monthly-quota', '9')
+      expect(cleared.json).toMatchObject({ monthly_quota: 9, quotas: { day: null, week: 5, month: 9 } })
+      const own = await tollgate(env, 'admin', 'users', 'quotas', '--iss', 'https://idp.example', '--sub', 'cli-user', '--quotas', '{"month":3}')
+      expect(own.json).toMatchObject({ quotas: { day: null, week: null, month: 3 }, quotas_from: 'user' })
+      const fallback = await tollgate(env, 'admin', 'users', 'default-quotas', '--quotas', '{"week":1.5}')
+      expect(fallback.json).toEqual({ quotas: { day: null, week: 1.5, month: null } })
+      expect((await tollgate(env, 'admin', 'users', 'default-quotas', 'get')).json).toEqual(fallback.json)
+      const unknown = await tollgate(env, 'admin', 'users', 'default-quotas', '--quotas', '{"hour":1}')
+      expect(unknown.code).toBe(2)
+      expect(unknown.stdout).toContain('--quotas')
+    }, 60_000)
   })
 }

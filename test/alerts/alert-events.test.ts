@@ -5,6 +5,7 @@ import { testDatabases } from '../support/databases'
 import { expectError } from '../support/envelopes'
 import { bearer } from '../support/gateway'
 import { gatewaySuite } from '../support/gateway-suite'
+import { IdentityProvider } from '../support/identity-provider'
 import { until, WebhookReceiver } from './webhook-receiver'
 
 test('a quota threshold is crossed when the spend passes it, not when it stays on one side', () => {
@@ -18,6 +19,11 @@ test('a quota threshold is crossed when the spend passes it, not when it stays o
 
 for (const kind of testDatabases) {
   describe(`alert events on ${kind.kind}`, () => {
+    let idp: IdentityProvider
+    beforeAll(async () => {
+      idp = await new IdentityProvider().start()
+    })
+    afterAll(() => idp.stop())
     const receiver = new WebhookReceiver()
     let sender: WebhookSender
     // Registered before the suite's own tear-down, so it runs first: the sender stops before the database closes.
@@ -25,7 +31,9 @@ for (const kind of testDatabases) {
       sender?.stop()
       receiver.stop()
     })
-    const suite = gatewaySuite(kind)
+    const suite = gatewaySuite(kind, {
+      env: () => ({ TOLLGATE_OIDC_ISSUER: idp.issuer, TOLLGATE_OIDC_AUDIENCE: idp.audience, TOLLGATE_OIDC_JWKS_URL: `${idp.issuer}/jwks` }),
+    })
     beforeAll(async () => {
       receiver.start()
       const created = await suite.harness.admin('POST', '/webhooks', { url: receiver.url, events: ['balance.low', 'quota.threshold'] })
@@ -142,6 +150,58 @@ for (const kind of testDatabases) {
         })),
       )
       expect(new Set(mine().map((receipt) => receipt.id)).size).toBe(3)
+    })
+
+    test("quota.threshold of a key's daily quota, and of a user's default quota", async () => {
+      const now = new Date()
+      const dayStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate())).toISOString()
+      const chat = { model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }] }
+
+      const { id, key, accountId } = await suite.harness.key({ quotas: { day: 100 } })
+      const call = await suite.harness.call('POST', '/v1/chat/completions', { headers: bearer(key), body: chat })
+      expect(call.status).toBe(200)
+      const keySpent = Math.round(call.json.usage.cost * 1_000_000)
+      expect((await suite.harness.admin('PATCH', `/keys/${id}`, { quotas: { day: keySpent / 1_000_000 } })).status).toBe(200)
+      await look()
+      await look()
+      const forKey = receiver.delivered('quota.threshold').filter((receipt) => receipt.data.key_id === id)
+      // From none to all of it at once: every threshold passed is told, each once.
+      expect(forKey.map((receipt) => receipt.data)).toEqual(
+        [50, 80, 100].map((percent) => ({
+          scope: 'key',
+          key_id: id,
+          account_id: accountId,
+          period: 'day',
+          period_start: dayStart,
+          quota: keySpent / 1_000_000,
+          spent: keySpent / 1_000_000,
+          percent,
+        })),
+      )
+
+      // No limits of the user's own: the default counts (a month's limit here; the other periods have none).
+      const sub = `alert-user-${kind.kind}`
+      expect((await suite.harness.admin('POST', '/users/credits', { iss: idp.issuer, sub, amount: 10 })).status).toBeLessThan(300)
+      const spent = await suite.harness.call('POST', '/v1/chat/completions', { headers: bearer(await idp.token({ sub })), body: chat })
+      expect(spent.status).toBe(200)
+      const userSpent = Math.round(spent.json.usage.cost * 1_000_000)
+      expect((await suite.harness.admin('PUT', '/users/default-quotas', { quotas: { month: userSpent / 1_000_000 } })).status).toBe(200)
+      await look()
+      await look()
+      const forUser = receiver.delivered('quota.threshold').filter((receipt) => receipt.data.sub === sub)
+      expect(forUser.map((receipt) => receipt.data)).toEqual(
+        [50, 80, 100].map((percent) => ({
+          scope: 'user',
+          iss: idp.issuer,
+          sub,
+          period: 'month',
+          period_start: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString(),
+          quota: userSpent / 1_000_000,
+          spent: userSpent / 1_000_000,
+          percent,
+        })),
+      )
+      expect((await suite.harness.admin('PUT', '/users/default-quotas', { quotas: {} })).status).toBe(200)
     })
   })
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { and, eq } from 'drizzle-orm'
-import { keySpend } from '../../src/db/schema'
+import { periodSpend } from '../../src/db/schema'
 import { testDatabases } from '../support/databases'
 import { expectError } from '../support/envelopes'
 import { bearer, startGateway, testConfig } from '../support/gateway'
@@ -112,7 +112,14 @@ describe('authentication errors (docs/api.md#credentials)', () => {
       expect((await pricing(bearer(token))).status).toBe(200)
       expect((await pricing(bearer(token))).status).toBe(200)
       const allotment = await suite.harness.admin('GET', `/users/allotment?iss=${encodeURIComponent(idp.issuer)}&sub=first-timer`)
-      expect(allotment.json).toEqual({ balance: 0, held: 0, available: 0 })
+      expect(allotment.json).toEqual({
+        balance: 0,
+        held: 0,
+        available: 0,
+        quotas: { day: null, week: null, month: null },
+        quotas_from: null,
+        spent: { day: 0, week: 0, month: 0 },
+      })
     })
     test('may name the client in azp when they carry no aud, and carry scopes as an scp array', async () => {
       expect((await pricing(bearer(await idp.token({ azp: idp.audience, scope: undefined, scp: ['inference'] }, { withoutAudience: true })))).status).toBe(200)
@@ -175,9 +182,9 @@ describe('authentication errors (docs/api.md#credentials)', () => {
     expect(spent).toBeGreaterThan(0)
     // Charges this month reaching exactly the quota.
     await suite.database.db
-      .update(keySpend)
+      .update(periodSpend)
       .set({ charged: 1_500_000n })
-      .where(and(eq(keySpend.keyId, id), eq(keySpend.month, new Date(clock).toISOString().slice(0, 7))))
+      .where(and(eq(periodSpend.spenderId, id), eq(periodSpend.period, new Date(clock).toISOString().slice(0, 7))))
     expectError(await chat(bearer(key)), 403, 'api_key_quota_exceeded')
     const wallet2 = await suite.harness.call('GET', '/v1/wallet', { headers: bearer(key) })
     expect(wallet2.json.key).toMatchObject({ monthly_quota: 1.5, month_spent: 1.5 })

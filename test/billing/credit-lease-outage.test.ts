@@ -2,6 +2,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, spyOn, test } from 
 import { sql } from 'drizzle-orm'
 import { chargeLapsedCallsAtomically } from '../../src/billing/lapsed-charges'
 import type { Payer } from '../../src/billing/payer'
+import { NO_QUOTAS, periodKeys } from '../../src/billing/periods'
 import { type FreshDatabase, testDatabases } from '../support/databases'
 import { bearer, type TestGateway } from '../support/gateway'
 import { gatewaySuite } from '../support/gateway-suite'
@@ -163,7 +164,8 @@ for (const kind of testDatabases) {
         keyId: null,
         userSub: null,
         env: null,
-        monthlyQuota: null,
+        spenderId: null,
+        quotas: NO_QUOTAS,
         tokensPerMinute: null,
       }
       const open = await other.services.holds.take({ payer, amount: 30n, requestId: 'req_open', model: 'test/cheap', provider: 'a' })
@@ -172,6 +174,7 @@ for (const kind of testDatabases) {
         payer,
         requestId,
         sessionId: null,
+        periods: periodKeys(new Date()),
         cost: 70n,
         charged: 50n,
         usage: { input_tokens: 1 },
@@ -179,12 +182,7 @@ for (const kind of testDatabases) {
         provider: 'a',
       })
       const now = new Date()
-      const collected = await chargeLapsedCallsAtomically(
-        suite.database,
-        [lapsed('req_1'), lapsed('req_2'), lapsed('req_3')],
-        now,
-        now.toISOString().slice(0, 7),
-      )
+      const collected = await chargeLapsedCallsAtomically(suite.database, [lapsed('req_1'), lapsed('req_2'), lapsed('req_3')], now)
       expect(collected).toEqual([50n, 50n, 20n])
       const charges = await chargesOf(suite.database, accountId)
       expect(charges).toEqual([

@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { is, SQL, sql } from 'drizzle-orm'
 import { PgDialect } from 'drizzle-orm/pg-core'
 import type { Payer } from '../../src/billing/payer'
+import { NO_QUOTAS } from '../../src/billing/periods'
 import { InsufficientBalanceError } from '../../src/errors/kinds'
 import { type FreshDatabase, testDatabases } from '../support/databases'
 import type { TestGateway } from '../support/gateway'
@@ -34,7 +35,8 @@ for (const kind of testDatabases) {
         keyId: null,
         userSub: null,
         env: null,
-        monthlyQuota: null,
+        spenderId: null,
+        quotas: NO_QUOTAS,
         tokensPerMinute: null,
       }
     }

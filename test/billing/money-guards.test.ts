@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { MAX_HOLD_MICROS } from '../../src/billing/money'
+import { NO_QUOTAS } from '../../src/billing/periods'
 import { chargeForUsage, chargePerMillion, chargePerSecond, worstCaseForTokens } from '../../src/billing/pricing'
 import { UntrustedUsageError } from '../../src/billing/usage-guard'
 import { queryRows } from '../../src/db/rows'
@@ -49,7 +50,8 @@ for (const kind of testDatabases) {
         keyId: null,
         userSub: null,
         env: null,
-        monthlyQuota: null,
+        spenderId: null,
+        quotas: NO_QUOTAS,
         tokensPerMinute: null,
       }
       expect(

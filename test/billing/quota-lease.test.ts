@@ -14,11 +14,11 @@ interface KeyMonth {
   charged: number
 }
 
-/** A key's month as the quota counts it (key_spend), in credits. */
+/** A key's months as the quota counts them (key_spend rows of months: `YYYY-MM`), in credits. */
 async function keyMonth(database: FreshDatabase, keyId: string): Promise<KeyMonth> {
   const [row] = await queryRows<{ held: string; charged: string }>(
     database.db,
-    sql`select coalesce(sum(held), 0)::text as held, coalesce(sum(charged), 0)::text as charged from key_spend where key_id = ${keyId}`,
+    sql`select coalesce(sum(held), 0)::text as held, coalesce(sum(charged), 0)::text as charged from key_spend where key_id = ${keyId} and length(month) = 7`,
   )
   return { held: Number(row?.held ?? 0) / 1e6, charged: Number(row?.charged ?? 0) / 1e6 }
 }
@@ -58,7 +58,7 @@ for (const kind of testDatabases) {
       const [open] = await queryRows<{ held: string; charged: string; wallet_held: string }>(
         suite.database.db,
         sql`select s.held::text as held, s.charged::text as charged, w.held::text as wallet_held
-            from key_spend s, wallets w where s.key_id = ${keyId} and w.owner_id = ${accountId}`,
+            from key_spend s, wallets w where s.key_id = ${keyId} and length(s.month) = 7 and w.owner_id = ${accountId}`,
       )
       expect(Number(open?.charged)).toBe(20 * 50)
       expect(Number(open?.held)).toBeGreaterThan(0)
@@ -83,7 +83,7 @@ for (const kind of testDatabases) {
       expect(await harness.services.holds.drain(5000)).toBe(true)
       const months = await queryRows<{ month: string; held: string; charged: string }>(
         suite.database.db,
-        sql`select month, held::text as held, charged::text as charged from key_spend where key_id = ${keyId} order by month`,
+        sql`select month, held::text as held, charged::text as charged from key_spend where key_id = ${keyId} and length(month) = 7 order by month`,
       )
       expect(months).toEqual([
         { month: '2026-11', held: '0', charged: '100' },

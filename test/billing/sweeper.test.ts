@@ -1,5 +1,6 @@
 import { describe, expect, spyOn, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
+import { NO_QUOTAS } from '../../src/billing/periods'
 import { queryRows } from '../../src/db/rows'
 import { createServices } from '../../src/services/services'
 import { testDatabases } from '../support/databases'
@@ -96,7 +97,8 @@ for (const kind of testDatabases) {
         ownerId: walletId,
         userSub: null,
         env: null,
-        monthlyQuota: null,
+        spenderId: null,
+        quotas: NO_QUOTAS,
         tokensPerMinute: null,
       }
       const live = await suite.harness.services.holds.take({ payer, amount: 10n, requestId: 'req_live', model: 'test/cheap', provider: 'a' })

@@ -45,7 +45,7 @@ for (const kind of testDatabases) {
       await suite.database.db.execute(sql`alter table usage_rollups add constraint refuse_for_test check (model <> 'test/smart')`)
       try {
         expect(
-          await rejectionOf(closeHoldsAtomically(suite.database, [{ hold, cost: 300n, usage, model: 'test/smart', provider: 'a' }], new Date(), '2026-11')),
+          await rejectionOf(closeHoldsAtomically(suite.database, [{ hold, cost: 300n, usage, model: 'test/smart', provider: 'a' }], new Date())),
         ).toBeInstanceOf(Error)
       } finally {
         await suite.database.db.execute(sql`alter table usage_rollups drop constraint refuse_for_test`)
@@ -55,7 +55,7 @@ for (const kind of testDatabases) {
       expect(await count(sql`select count(*)::int as n from usage_rollups where key_id = ${hold.payer.keyId}`)).toBe(0)
       await expectBooksBalance(suite.database.db, { openHolds: true })
 
-      const closed = await closeHoldsAtomically(suite.database, [{ hold, cost: 300n, usage, model: 'test/smart', provider: 'a' }], new Date(), '2026-11')
+      const closed = await closeHoldsAtomically(suite.database, [{ hold, cost: 300n, usage, model: 'test/smart', provider: 'a' }], new Date())
       expect(closed.has(hold.id)).toBe(true)
       const [rollup] = await queryRows<{ requests: string; input_tokens: string; cost: string }>(
         suite.database.db,
@@ -71,12 +71,12 @@ for (const kind of testDatabases) {
       const items = [good, other].map((hold) => ({ hold, cost: 100n, usage: { input_tokens: 1 }, model: 'test/cheap', provider: 'a' }))
       // Postgres text cannot hold NUL: the statement carrying it fails, as any value the database refuses would.
       const poisoned = [...items, { ...items[1]!, model: 'poison\u0000model' }]
-      expect(await rejectionOf(closeHoldsAtomically(suite.database, poisoned, new Date(), '2026-11'))).toBeInstanceOf(Error)
+      expect(await rejectionOf(closeHoldsAtomically(suite.database, poisoned, new Date()))).toBeInstanceOf(Error)
       for (const hold of [good, other]) {
         expect(await count(sql`select count(*)::int as n from ledger_entries where hold_id = ${hold.id} and kind = 'charge'`)).toBe(0)
         expect(await count(sql`select count(*)::int as n from usage_rollups where key_id = ${hold.payer.keyId}`)).toBe(0)
       }
-      await closeHoldsAtomically(suite.database, items, new Date(), '2026-11')
+      await closeHoldsAtomically(suite.database, items, new Date())
       await expectBooksBalance(suite.database.db)
     })
 

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { testDatabases } from '../support/databases'
 import { gatewaySuite } from '../support/gateway-suite'
+import { expectOneSession } from './agent-session'
 
 /**
  * The real Claude Code CLI (npm @anthropic-ai/claude-code), one-shot `claude -p`, with
@@ -58,5 +59,6 @@ describe('Claude Code CLI through the gateway', () => {
     const charges = (await served.harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data.filter((entry: { kind: string }) => entry.kind === 'charge')
     expect(charges.length).toBeGreaterThan(0)
     expect(charges[0].amount).toBe((5000 * 3 + 9 * 15) / 1e6)
+    await expectOneSession(served.harness, keyId, charges)
   }, 120_000)
 })

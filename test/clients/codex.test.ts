@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { testDatabases } from '../support/databases'
 import { gatewaySuite } from '../support/gateway-suite'
+import { expectOneSession } from './agent-session'
 
 /**
  * The real Codex CLI (npm @openai/codex), `codex exec` with a config.toml whose provider has
@@ -65,6 +66,7 @@ describe('Codex CLI through the gateway', () => {
       const charges = (await served.harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data.filter((entry: { kind: string }) => entry.kind === 'charge')
       expect(charges.length).toBeGreaterThan(0)
       expect(charges[0].amount).toBe(Math.ceil(500 * price.input + 7 * price.output) / 1e6)
+      await expectOneSession(served.harness, keyId, charges)
     }, 120_000)
   }
 })

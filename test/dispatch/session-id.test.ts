@@ -62,6 +62,7 @@ for (const database of testDatabases) {
         const all = { 'x-claude-code-session-id': 'first', session_id: 'second', 'x-session-id': 'third' }
         expect(await entriesOf(await chat(key, all))).toEqual(callEntries('first'))
         expect(await entriesOf(await chat(key, { session_id: 'second', 'x-session-id': 'third' }))).toEqual(callEntries('second'))
+        expect(await entriesOf(await chat(key, { 'session-id': 'codex-thread', 'x-session-id': 'third' }))).toEqual(callEntries('codex-thread'))
         expect(await entriesOf(await chat(key, { 'x-session-id': 'x'.repeat(128) }))).toEqual(callEntries('x'.repeat(128)))
         for (const bad of ['', 'x'.repeat(129), 'two words', 'tab\there']) {
           expect(await entriesOf(await chat(key, { 'x-session-id': bad }))).toEqual(callEntries(null))

@@ -99,12 +99,26 @@ describe('models, pricing and wallet', () => {
       held: 0,
       available: 25,
       payer: 'wallet',
-      key: { id: plain.id, env: 'prod', allotment: null, monthly_quota: null, month_spent: 0 },
+      key: {
+        id: plain.id,
+        env: 'prod',
+        allotment: null,
+        monthly_quota: null,
+        month_spent: 0,
+        quotas: { day: null, week: null, month: null },
+        spent: { day: 0, week: 0, month: 0 },
+      },
     })
     expect((await suite.harness.call('GET', '/v1/wallet', { headers: bearer(allotted.key) })).json).toMatchObject({
       balance: 25,
       payer: 'allotment',
-      key: { id: allotted.id, allotment: { balance: 4.25, held: 0, available: 4.25 }, monthly_quota: 100, month_spent: 0 },
+      key: {
+        id: allotted.id,
+        allotment: { balance: 4.25, held: 0, available: 4.25 },
+        monthly_quota: 100,
+        month_spent: 0,
+        quotas: { day: null, week: null, month: 100 },
+      },
     })
   })
 })

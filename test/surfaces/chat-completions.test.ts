@@ -155,7 +155,14 @@ for (const kind of testDatabases) {
       a.script({ usage: { prompt_tokens: 100, completion_tokens: 100 } })
       expect((await chat(token, { model: 'test/cheap', messages: hi })).status).toBe(200)
       const allotment = await suite.harness.admin('GET', `/users/allotment?iss=${encodeURIComponent(idp.issuer)}&sub=payer-user`)
-      expect(allotment.json).toEqual({ balance: 2 - 300 / 1e6, held: 0, available: 2 - 300 / 1e6 })
+      expect(allotment.json).toEqual({
+        balance: 2 - 300 / 1e6,
+        held: 0,
+        available: 2 - 300 / 1e6,
+        quotas: { day: null, week: null, month: null },
+        quotas_from: null,
+        spent: { day: 300 / 1e6, week: 300 / 1e6, month: 300 / 1e6 },
+      })
       expect((await ledger('user_sub=payer-user')).some((entry) => entry.kind === 'charge' && entry.payer.type === 'user_allotment')).toBe(true)
     })
 

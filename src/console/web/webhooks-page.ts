@@ -5,7 +5,7 @@ import { time } from './format'
 /** What each alert type means, next to its checkbox. */
 const EVENT_HINTS: Record<AlertType, string> = {
   'balance.low': 'a wallet or key allotment falls below its low-balance threshold',
-  'quota.threshold': "a key's monthly spend reaches 50, 80 or 100 % of its quota",
+  'quota.threshold': "a key's or user's spend in a day, week or month reaches 50, 80 or 100 % of its quota",
   'webhook.test': 'sent on demand with "Send test event"',
 }
 /** How often the delivery log is read again while one of its deliveries is pending, and for how long at most. */

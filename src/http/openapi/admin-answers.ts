@@ -9,6 +9,15 @@ import { BalanceSchema, JsonInteger } from '../schemas'
 const Nullable = (schema: TSchema) => t.Union([schema, t.Null()])
 const Time = t.String({ format: 'date-time' })
 
+const Quotas = t.Object(
+  { day: Nullable(t.Number()), week: Nullable(t.Number()), month: Nullable(t.Number()) },
+  { description: 'Spend limits in credits per UTC day, ISO week and calendar month; null: none' },
+)
+const Spent = t.Object({ day: t.Number(), week: t.Number(), month: t.Number() }, { description: 'Credits charged in the current periods' })
+const UserAllotmentAnswer = t.Composite([
+  BalanceSchema,
+  t.Object({ quotas: Quotas, quotas_from: Nullable(t.Union([t.Literal('user'), t.Literal('default')])), spent: Spent }),
+])
 const AccountAnswer = t.Object({ id: t.String(), name: t.String(), created_at: Time, wallet: BalanceSchema, low_balance_threshold: Nullable(t.Number()) })
 const KeyAnswer = t.Object(
   {
@@ -21,6 +30,8 @@ const KeyAnswer = t.Object(
     scopes: Nullable(t.Array(t.String())),
     allowed_models: Nullable(t.Array(t.String())),
     monthly_quota: Nullable(t.Number()),
+    quotas: Quotas,
+    spent: t.Optional(Spent),
     allotment: Nullable(BalanceSchema),
     low_balance_threshold: Nullable(t.Number()),
     rpm: Nullable(JsonInteger({})),
@@ -101,7 +112,10 @@ export const ADMIN_ANSWERS: Readonly<Record<string, { description: string; schem
   'POST /keys/:id/revoke': { description: "The revoked key's record", schema: KeyAnswer },
   'POST /keys/:id/allotment': { description: "The key's allotment after the credit", schema: BalanceSchema },
   'POST /users/credits': { description: "The user's allotment after the credit", schema: BalanceSchema },
-  'GET /users/allotment': { description: "The user's allotment", schema: BalanceSchema },
+  'GET /users/allotment': { description: "The user's allotment, spend limits in force and spend in the current periods", schema: UserAllotmentAnswer },
+  'PUT /users/quotas': { description: "The user's allotment, spend limits in force and spend in the current periods", schema: UserAllotmentAnswer },
+  'PUT /users/default-quotas': { description: 'The default spend limits of users without their own', schema: t.Object({ quotas: Quotas }) },
+  'GET /users/default-quotas': { description: 'The default spend limits of users without their own', schema: t.Object({ quotas: Quotas }) },
   'POST /custom-models': {
     description: 'The new custom model',
     schema: t.Object({ id: t.String(), account_id: t.String(), base_model: t.String(), system: Nullable(t.String()), defaults: t.Unknown() }),

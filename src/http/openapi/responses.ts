@@ -44,7 +44,7 @@ const ERROR_STATUSES = {
   400: 'Invalid request: a body, field or URL that does not validate (`invalid_request`); for model calls also `model_not_supported` or `content_policy_violation`',
   401: 'Missing or invalid credential (`invalid_api_key`, `invalid_token`, `insufficient_scope`)',
   402: 'Not enough available credit for the hold (`insufficient_balance`); nothing was sent upstream',
-  403: 'The key may not do this (`insufficient_scope`, `model_not_allowed`, `api_key_quota_exceeded`)',
+  403: 'The key or user may not do this (`insufficient_scope`, `model_not_allowed`, `api_key_quota_exceeded`, `user_quota_exceeded`)',
   404: 'No such model or record (`model_not_found`, `not_found`)',
   408: 'The request body arrived too slowly (`request_timeout`)',
   409: 'The idempotency key was already used with other values (`idempotency_conflict`), or a model call with this `Idempotency-Key` still runs (`idempotency_key_in_use`; Retry-After says when to try again)',

@@ -1,0 +1,32 @@
+import { describe, expect, test } from 'bun:test'
+import { keptPeriodKeys, periodKey, periodKeys, periodStart } from '../../src/billing/periods'
+
+const at = (iso: string) => new Date(iso)
+
+describe('periods of spend limits (docs/billing.md#spend-limits-by-period)', () => {
+  test('the day and the month are UTC calendar ones', () => {
+    expect(periodKeys(at('2026-11-30T23:59:59.999Z'))).toMatchObject({ day: '2026-11-30', month: '2026-11' })
+    expect(periodKeys(at('2026-12-01T00:00:00Z'))).toMatchObject({ day: '2026-12-01', month: '2026-12' })
+    // An offset is only another way to write a UTC instant.
+    expect(periodKeys(at('2026-12-01T00:30:00+01:00'))).toMatchObject({ day: '2026-11-30', month: '2026-11' })
+    expect(periodStart('month', at('2026-02-28T13:00:00Z')).toISOString()).toBe('2026-02-01T00:00:00.000Z')
+  })
+
+  test('the ISO week starts on Monday 00:00 UTC and belongs to the year of its Thursday', () => {
+    expect(periodStart('week', at('2026-12-06T23:59:59Z')).toISOString()).toBe('2026-11-30T00:00:00.000Z')
+    expect(periodStart('week', at('2026-12-07T00:00:00Z')).toISOString()).toBe('2026-12-07T00:00:00.000Z')
+    expect(periodKey('week', at('2026-12-06T23:59:59Z'))).toBe('2026-W49')
+    expect(periodKey('week', at('2026-12-07T00:00:00Z'))).toBe('2026-W50')
+    // 2027-01-01 is a Friday: its week's Thursday is 2026-12-31, in 2026's 53rd week.
+    expect(periodKey('week', at('2027-01-01T00:00:00Z'))).toBe('2026-W53')
+    expect(periodKey('week', at('2027-01-04T00:00:00Z'))).toBe('2027-W01')
+    // 2024-12-30 is a Monday whose Thursday is 2025-01-02: week 1 of 2025.
+    expect(periodKey('week', at('2024-12-30T00:00:00Z'))).toBe('2025-W01')
+    expect(periodKey('week', at('2024-12-29T23:59:59Z'))).toBe('2024-W52')
+  })
+
+  test('the keys kept by the sweep are the current periods and the ones just before', () => {
+    expect(keptPeriodKeys(at('2027-01-01T08:00:00Z')).sort()).toEqual(['2026-12', '2026-12-31', '2026-W52', '2026-W53', '2027-01', '2027-01-01'])
+    expect(keptPeriodKeys(at('2026-03-01T00:00:00Z')).sort()).toEqual(['2026-02', '2026-02-28', '2026-03', '2026-03-01', '2026-W08', '2026-W09'])
+  })
+})
