@@ -70,3 +70,22 @@ export async function recordAttempt(db: Database, delivery: ClaimedDelivery, out
       where webhook_id = ${delivery.webhookId} and event_id = ${delivery.eventId} and claim_token = ${delivery.claimToken}`,
   )
 }
+
+/**
+ * Deletes up to `limit` finished deliveries (delivered or failed) created before `before`; how
+ * many it deleted. Rows another instance is deleting at the same moment are skipped.
+ */
+export async function deleteFinishedDeliveries(db: Database, before: Date, limit: number): Promise<number> {
+  const rows = await queryRows<{ event_id: string }>(
+    db,
+    sql`with old as (
+        select webhook_id, event_id from webhook_deliveries
+        where status in ('delivered', 'failed') and created_at < ${before.toISOString()}::timestamptz
+        limit ${limit}
+        for update skip locked
+      )
+      delete from webhook_deliveries d using old where d.webhook_id = old.webhook_id and d.event_id = old.event_id
+      returning d.event_id`,
+  )
+  return rows.length
+}

@@ -4,7 +4,7 @@ import { logEvent } from '../observability/log'
 import { randomToken } from '../util/ids'
 import { isStorableText } from '../util/storable-text'
 import { raiseBalanceAlerts } from './balance-alerts'
-import { type AttemptOutcome, type ClaimedDelivery, claimDueDeliveries, recordAttempt } from './delivery-statements'
+import { type AttemptOutcome, type ClaimedDelivery, claimDueDeliveries, deleteFinishedDeliveries, recordAttempt } from './delivery-statements'
 import { subscribedTypes } from './events'
 import { periodQuotaSpends } from './period-quota-spends'
 import { raiseQuotaAlerts } from './quota-thresholds'
@@ -32,6 +32,13 @@ export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [
   8 * HOUR,
 ]
 
+/** Delivered and failed deliveries are deleted this long after their event (docs/operations.md#alerts). */
+export const DELIVERY_RETENTION_MS = 30 * 24 * HOUR
+/** How often an instance looks for deliveries past their retention, once a look has found them all. */
+const UPKEEP_EVERY_MS = HOUR
+/** Statements one tick's upkeep runs at most: what is left waits for the next tick. */
+const UPKEEP_BATCHES_PER_TICK = 10
+
 export interface WebhookSenderOptions {
   now: () => number
   /** How often alerts are looked for and due deliveries claimed (default 1 s). */
@@ -46,6 +53,8 @@ export interface WebhookSenderOptions {
   maxInFlight?: number
   /** How attempts reach the network (tests may watch it). */
   fetch?: typeof fetch
+  /** Old deliveries deleted by one statement of the upkeep (default 1000). */
+  upkeepBatch?: number
 }
 
 /** Bytes of a receiver's answer read at most: only a short excerpt of a refusal is kept. */
@@ -71,6 +80,9 @@ export class WebhookSender {
   private readonly claimMs: number
   private readonly maxInFlight: number
   private readonly send: typeof fetch
+  private readonly upkeepBatch: number
+  /** When the delivery log is next looked at for old rows (the sender's clock); at the first tick. */
+  private nextUpkeepAt = Number.NEGATIVE_INFINITY
 
   constructor(
     private readonly db: Database,
@@ -81,6 +93,7 @@ export class WebhookSender {
     this.claimMs = options.claimMs ?? 60 * SECOND
     this.maxInFlight = options.maxInFlight ?? 8
     this.send = options.fetch ?? fetch
+    this.upkeepBatch = options.upkeepBatch ?? 1000
   }
 
   /** Ticks every poll interval from now on; the first tick comes one interval after the start. */
@@ -102,7 +115,11 @@ export class WebhookSender {
     return this.inFlight.size
   }
 
-  /** One look for alerts and one claim of due deliveries; a failure is logged and the next tick tries again. */
+  /**
+   * One look for alerts, one claim of due deliveries and, now and then, the delivery log's
+   * upkeep; a failure is logged and the next tick tries again. A tick that a stop overtook ends
+   * quietly: its database may be closing.
+   */
   async tick(): Promise<void> {
     if (this.ticking || this.stopped) return
     this.ticking = true
@@ -112,11 +129,29 @@ export class WebhookSender {
       const now = new Date(this.options.now())
       if (types.has('balance.low')) await this.attempt('balance alerts', () => raiseBalanceAlerts(this.db, now))
       if (types.has('quota.threshold')) await this.attempt('quota alerts', async () => raiseQuotaAlerts(this.db, await periodQuotaSpends(this.db, now), now))
+      if (this.stopped) return
       await this.claimAndSend()
+      if (now.getTime() >= this.nextUpkeepAt) await this.attempt('old webhook deliveries', () => this.deleteOldDeliveries(now))
     } catch (error) {
-      logEvent('error', 'webhook tick failed', { error: describeDatabaseError(error) })
+      if (!this.stopped) logEvent('error', 'webhook tick failed', { error: describeDatabaseError(error) })
     } finally {
       this.ticking = false
+    }
+  }
+
+  /**
+   * Deletes delivered and failed deliveries past DELIVERY_RETENTION_MS, a batch per statement and
+   * a few statements per tick, so a large backlog never holds a tick long: when it is not all
+   * gone, the next tick goes on, and when it is, the next look comes UPKEEP_EVERY_MS later.
+   */
+  private async deleteOldDeliveries(now: Date): Promise<void> {
+    const before = new Date(now.getTime() - DELIVERY_RETENTION_MS)
+    for (let batch = 0; batch < UPKEEP_BATCHES_PER_TICK; batch++) {
+      if (this.stopped) return
+      if ((await deleteFinishedDeliveries(this.db, before, this.upkeepBatch)) < this.upkeepBatch) {
+        this.nextUpkeepAt = now.getTime() + UPKEEP_EVERY_MS
+        return
+      }
     }
   }
 
@@ -124,7 +159,7 @@ export class WebhookSender {
     try {
       await work()
     } catch (error) {
-      logEvent('error', `looking for ${what} failed`, { error: describeDatabaseError(error) })
+      if (!this.stopped) logEvent('error', `looking for ${what} failed`, { error: describeDatabaseError(error) })
     }
   }
 
@@ -133,6 +168,8 @@ export class WebhookSender {
     if (free <= 0) return
     const now = this.options.now()
     const claimed = await claimDueDeliveries(this.db, free, new Date(now), new Date(now + this.claimMs), randomToken(24))
+    // Stopped meanwhile: nothing is sent, and the claims run out for another tick to take.
+    if (this.stopped) return
     for (const delivery of claimed) void this.deliver(delivery)
   }
 
@@ -198,6 +235,8 @@ export class WebhookSender {
         await recordAttempt(this.db, delivery, outcome, new Date(this.options.now()))
         return
       } catch (error) {
+        // A stopped sender's database may be closing: the claim runs out and the delivery is sent again.
+        if (this.stopped) return
         if (attempt > RECORD_ATTEMPTS) {
           // The claim runs out and the delivery is tried again: a receiver may see it twice (docs/operations.md#alerts).
           logEvent('error', 'a webhook delivery outcome could not be recorded', { event_id: delivery.eventId, error: describeDatabaseError(error) })

@@ -24,20 +24,21 @@ for (const kind of testDatabases) {
       idp = await new IdentityProvider().start()
     })
     afterAll(() => idp.stop())
+    const receiver = new WebhookReceiver()
+    let sender: WebhookSender
+    // Registered before the suite's own tear-down, so it runs first: the sender stops before the database closes.
+    afterAll(() => {
+      sender?.stop()
+      receiver.stop()
+    })
     const suite = gatewaySuite(kind, {
       env: () => ({ TOLLGATE_OIDC_ISSUER: idp.issuer, TOLLGATE_OIDC_AUDIENCE: idp.audience, TOLLGATE_OIDC_JWKS_URL: `${idp.issuer}/jwks` }),
     })
-    const receiver = new WebhookReceiver()
-    let sender: WebhookSender
     beforeAll(async () => {
       receiver.start()
       const created = await suite.harness.admin('POST', '/webhooks', { url: receiver.url, events: ['balance.low', 'quota.threshold'] })
       receiver.secret = created.json.secret
       sender = new WebhookSender(suite.database.db, { now: Date.now, retryDelaysMs: [20] })
-    })
-    afterAll(() => {
-      sender.stop()
-      receiver.stop()
     })
 
     /** One look for alerts, and every delivery it stored sent. */

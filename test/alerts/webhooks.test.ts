@@ -8,14 +8,15 @@ import { until, WebhookReceiver } from './webhook-receiver'
 
 for (const kind of testDatabases) {
   describe(`webhooks on ${kind.kind}`, () => {
-    const suite = gatewaySuite(kind, { mockUpstream: false })
     const receiver = new WebhookReceiver()
     const senders: WebhookSender[] = []
-    beforeAll(() => receiver.start())
+    // Registered before the suite's own tear-down, so it runs first: no sender outlives the database.
     afterAll(() => {
       for (const sender of senders) sender.stop()
       receiver.stop()
     })
+    const suite = gatewaySuite(kind, { mockUpstream: false })
+    beforeAll(() => receiver.start())
 
     /** A sender on the suite's database with a quick poll and short retries, started. */
     function sender(options: { retryDelaysMs?: number[]; db?: typeof suite.database.db } = {}) {
@@ -133,7 +134,7 @@ for (const kind of testDatabases) {
       ])
       expect((await deliveries(hook.id))[0]).toMatchObject({ status: 'delivered', attempts: 4, last_status_code: 200, last_error: null })
       await stopAll()
-    })
+    }, 20_000)
 
     test('after the retries run out the delivery is failed, and is not sent again', async () => {
       const hook = await webhook()
@@ -149,7 +150,7 @@ for (const kind of testDatabases) {
       expect(receiver.receipts).toHaveLength(3)
       await stopAll()
       receiver.answer = () => 200
-    })
+    }, 15_000)
 
     test('deleting a webhook drops what it had not been sent', async () => {
       const hook = await webhook()

@@ -1,4 +1,4 @@
-import { type Account, amountText, get, jsonBody, type Page, query, send, type User, type Wallet } from './api'
+import { type Account, amountText, type Credits, get, jsonBody, type Page, query, send, type User, type Wallet } from './api'
 import { field, h, input, notice, show, table } from './dom'
 import { credits, time } from './format'
 
@@ -82,19 +82,30 @@ async function loadAccounts(list: HTMLElement, more: HTMLElement, cursor?: strin
   )
 }
 
-function walletView(wallet: Wallet): HTMLElement {
+/** The wallet, and the balance below which it raises a `balance.low` alert (set with the admin API). */
+function walletView(wallet: Wallet, lowBalanceThreshold: Credits | null | undefined): HTMLElement {
   return h(
     'dl',
     { class: 'wallet' },
     h('div', {}, h('dt', {}, 'Balance'), h('dd', { 'data-testid': 'wallet-balance' }, credits(wallet.balance))),
     h('div', {}, h('dt', {}, 'Held'), h('dd', {}, credits(wallet.held))),
     h('div', {}, h('dt', {}, 'Available'), h('dd', { 'data-testid': 'wallet-available' }, credits(wallet.available))),
+    h(
+      'div',
+      {},
+      h('dt', {}, 'Low-balance alert below'),
+      h(
+        'dd',
+        { 'data-testid': 'wallet-low-balance-threshold', class: lowBalanceThreshold == null ? 'unset' : undefined },
+        lowBalanceThreshold == null ? 'none' : credits(lowBalanceThreshold),
+      ),
+    ),
   )
 }
 
 async function accountDetail(detail: HTMLElement, id: string): Promise<void> {
   const account = await get<Account>(`/admin/v1/accounts/${encodeURIComponent(id)}`)
-  const wallet = h('div', {}, walletView(account.wallet))
+  const wallet = h('div', {}, walletView(account.wallet, account.low_balance_threshold))
   const status = h('div', { 'aria-live': 'polite' })
   const credit = (kind: 'top-up' | 'adjustment') => {
     const amount = input(`${kind}-amount`, { required: true, inputmode: 'decimal', autocomplete: 'off' })
@@ -113,7 +124,7 @@ async function accountDetail(detail: HTMLElement, id: string): Promise<void> {
               note: note.value.trim() || undefined,
             })
             const answer = await send<{ wallet: Wallet }>('POST', `/admin/v1/accounts/${encodeURIComponent(id)}/credits`, body)
-            show(wallet, walletView(answer.wallet))
+            show(wallet, walletView(answer.wallet, account.low_balance_threshold))
             show(status, notice(`${kind === 'top-up' ? 'Topped up' : 'Adjusted'} by ${amount.value.trim()} credits.`, 'ok'))
             amount.value = ''
             idempotency.value = crypto.randomUUID()

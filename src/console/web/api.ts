@@ -16,6 +16,8 @@ export interface Account {
   id: string
   name: string
   wallet: Wallet
+  /** Below this balance the wallet raises a `balance.low` alert; null: none. */
+  low_balance_threshold?: Credits | null
   created_at?: string
 }
 export interface User {
@@ -33,6 +35,8 @@ export interface ApiKey {
   allowed_models: string[] | null
   monthly_quota: Credits | null
   allotment: Wallet | null
+  /** Below this balance the key's allotment raises a `balance.low` alert; null: none. */
+  low_balance_threshold?: Credits | null
   rpm: number | null
   tpm: number | null
   expires_at: string | null
@@ -67,6 +71,29 @@ export interface UsageRow {
   cache_write_tokens: number
   cost: Credits
   uncollected: Credits
+}
+/** The alert types a webhook can receive, as the admin API names them. */
+export const ALERT_TYPES = ['balance.low', 'quota.threshold', 'webhook.test'] as const
+export type AlertType = (typeof ALERT_TYPES)[number]
+
+export interface Webhook {
+  id: string
+  url: string
+  events: AlertType[]
+  description: string | null
+  created_at: string
+  /** Only in the answer that created it. */
+  secret?: string
+}
+export interface Delivery {
+  id: string
+  type: AlertType
+  status: 'pending' | 'delivered' | 'failed'
+  attempts: number
+  last_status_code: number | null
+  last_error: string | null
+  created_at: string
+  delivered_at: string | null
 }
 export interface Page<Row> {
   data: Row[]
@@ -144,6 +171,11 @@ export async function get<Answer>(path: string): Promise<Answer> {
 /** `body` is JSON text, so typed amounts go out as the operator wrote them (`jsonBody`). */
 export async function send<Answer>(method: 'POST' | 'PATCH', path: string, body = '{}'): Promise<Answer> {
   return parseJson(await (await call(method, path, body)).text()) as Answer
+}
+
+/** Deletes what `path` names. */
+export async function remove<Answer>(path: string): Promise<Answer> {
+  return parseJson(await (await call('DELETE', path)).text()) as Answer
 }
 
 /** The gateway's Prometheus text (`/metrics` takes the admin token too). */

@@ -132,6 +132,7 @@ async function loadKeys(list: HTMLElement, more: HTMLElement, editor: HTMLElemen
     { header: 'Scopes', cell: (key) => key.scopes?.join(', ') ?? 'all' },
     { header: 'Models', cell: (key) => key.allowed_models?.join(', ') ?? 'all' },
     { header: 'Monthly quota', cell: (key) => credits(key.monthly_quota), numeric: true },
+    { header: 'Allotment', cell: allotmentCell, numeric: true },
     { header: 'RPM', cell: (key) => key.rpm ?? '—', numeric: true },
     { header: 'TPM', cell: (key) => key.tpm ?? '—', numeric: true },
     {
@@ -153,6 +154,17 @@ async function loadKeys(list: HTMLElement, more: HTMLElement, editor: HTMLElemen
     page.next_cursor
       ? h('button', { type: 'button', class: 'secondary', onclick: () => loadKeys(list, more, editor, accountId, page.next_cursor ?? undefined) }, 'More keys')
       : null,
+  )
+}
+
+/** The key's own allotment (available credits) and the balance below which it raises a `balance.low` alert. */
+function allotmentCell(key: ApiKey): Child {
+  if (!key.allotment && key.low_balance_threshold == null) return '—'
+  return h(
+    'span',
+    { class: 'stack' },
+    key.allotment ? credits(key.allotment.available) : 'none',
+    key.low_balance_threshold == null ? null : h('small', { 'data-testid': 'key-low-balance-threshold' }, `alert below ${credits(key.low_balance_threshold)}`),
   )
 }
 

@@ -8,6 +8,7 @@ import { modelsPage } from './models-page'
 import { overviewPage } from './overview-page'
 import { signInPage } from './sign-in-page'
 import { usagePage } from './usage-page'
+import { webhooksPage } from './webhooks-page'
 
 /** Each view draws itself into `main` from the hash route's query (`#/ledger?request_id=…`). */
 export type View = (main: HTMLElement, params: URLSearchParams) => Promise<void> | void
@@ -18,6 +19,7 @@ const VIEWS: readonly { path: string; title: string; view: View }[] = [
   { path: 'keys', title: 'Keys', view: keysPage },
   { path: 'usage', title: 'Usage', view: usagePage },
   { path: 'ledger', title: 'Ledger', view: ledgerPage },
+  { path: 'webhooks', title: 'Webhooks', view: webhooksPage },
   { path: 'models', title: 'Models', view: modelsPage },
   { path: 'health', title: 'Health', view: healthPage },
 ]
