@@ -1,5 +1,7 @@
 import { sql } from 'drizzle-orm'
-import { bigint, check, customType, index, integer, jsonb, numeric, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { bigint, check, index, integer, jsonb, numeric, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import type { UsageRecord } from '../canonical/usage'
+import { createdAt, micros } from './columns'
 
 /**
  * Request fields a custom model sets when the client leaves them out (temperature, max_tokens,
@@ -7,16 +9,11 @@ import { bigint, check, customType, index, integer, jsonb, numeric, pgTable, pri
  */
 export type RequestDefaults = Record<string, unknown>
 
-import type { UsageRecord } from '../canonical/usage'
-
 /**
  * Money is integer micro-credits (1 credit = 1,000,000) in bigint columns everywhere.
  * Ids are prefixed random strings (`acct_…`, `key_…`), except ledger entries, whose
  * identity column also gives their order.
  */
-
-const micros = (name: string) => bigint(name, { mode: 'bigint' })
-const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow()
 
 export const accounts = pgTable(
   'accounts',
@@ -292,127 +289,7 @@ export const customModels = pgTable(
   (table) => [uniqueIndex('custom_models_name').on(table.accountId, table.name)],
 )
 
-/** The alert types a webhook can receive (docs/operations.md#alerts). */
-export type AlertType = 'balance.low' | 'quota.threshold' | 'webhook.test'
-
-/** An operator's receiver of alerts. The secret signs every delivery, so it is kept as it was shown (once). */
-export const webhooks = pgTable(
-  'webhooks',
-  {
-    id: text('id').primaryKey(),
-    url: text('url').notNull(),
-    events: jsonb('events').$type<AlertType[]>().notNull(),
-    description: text('description'),
-    /** `whsec_` + base64 of 32 random bytes. Never logged, never listed. */
-    secret: text('secret').notNull(),
-    createdAt: createdAt(),
-  },
-  (table) => [index('webhooks_created').on(table.createdAt, table.id)],
-)
-
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed'
-
-/**
- * One event to one webhook: written before anything is sent, in the transaction that records
- * what raised it, and claimed by one instance at a time until it is delivered or given up.
- */
-export const webhookDeliveries = pgTable(
-  'webhook_deliveries',
-  {
-    webhookId: text('webhook_id')
-      .notNull()
-      .references(() => webhooks.id, { onDelete: 'cascade' }),
-    /** The event's id (`msg_…`), sent as `webhook-id`: the same on every attempt and for every webhook. */
-    eventId: text('event_id').notNull(),
-    type: text('type').$type<AlertType>().notNull(),
-    /** The exact body signed and sent, `{type, timestamp, data}`: every attempt sends the same bytes. */
-    body: text('body').notNull(),
-    status: text('status').$type<DeliveryStatus>().notNull().default('pending'),
-    attempts: integer('attempts').notNull().default(0),
-    nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true }).notNull(),
-    /** The instance sending it now, until `claimed_until`; a crashed instance's claim is taken over after it. */
-    claimToken: text('claim_token'),
-    claimedUntil: timestamp('claimed_until', { withTimezone: true }),
-    lastStatusCode: integer('last_status_code'),
-    lastError: text('last_error'),
-    createdAt: createdAt(),
-    deliveredAt: timestamp('delivered_at', { withTimezone: true }),
-  },
-  (table) => [
-    primaryKey({ columns: [table.webhookId, table.eventId] }),
-    index('webhook_deliveries_due').on(table.nextAttemptAt).where(sql`${table.status} = 'pending'`),
-    index('webhook_deliveries_list').on(table.webhookId, table.createdAt, table.eventId),
-  ],
-)
-
-/**
- * Wallets whose low-balance alert has been raised: one row per crossing below the threshold,
- * deleted (the alert armed again) once a top-up lifts the balance back to it. The primary key
- * makes "once per crossing" hold across instances.
- */
-export const balanceAlerts = pgTable('balance_alerts', {
-  walletId: text('wallet_id').primaryKey(),
-  threshold: micros('threshold').notNull(),
-  createdAt: createdAt(),
-})
-
-/** The quota thresholds reached, one row per threshold per period: the primary key makes each alert once, whatever the instances. */
-export const quotaAlerts = pgTable(
-  'quota_alerts',
-  {
-    scope: text('scope').$type<'key' | 'user'>().notNull(),
-    /** The key's id, or the user's id. */
-    subjectId: text('subject_id').notNull(),
-    period: text('period').$type<'day' | 'week' | 'month'>().notNull(),
-    /** The period's first instant, ISO-8601 UTC. */
-    periodStart: text('period_start').notNull(),
-    percent: integer('percent').notNull(),
-    createdAt: createdAt(),
-  },
-  (table) => [primaryKey({ columns: [table.scope, table.subjectId, table.period, table.periodStart, table.percent] })],
-)
-
-/** Bytes as they are (bytea): Buffer is what both drivers send as binary. */
-const bytes = customType<{ data: Uint8Array; driverData: Uint8Array }>({
-  dataType: () => 'bytea',
-  toDriver: (value) => Buffer.from(value.buffer, value.byteOffset, value.byteLength),
-})
-
-export type IdempotentCallState = 'running' | 'done' | 'unkept'
-
-/**
- * A billable call made with an `Idempotency-Key` (docs/api.md#idempotent-retries), one row per
- * caller (`key:<api key id>` or `user:<user id>`), path and key. Claimed by an insert that
- * conflicts for every other instance; `running` while its owner keeps `lease_until` ahead, then
- * `done` with the answer's exact bytes, or `unkept` when the answer could not be kept (too large,
- * lost): both until `expires_at`, 24 hours after the call ended, when a sweep deletes the row. A
- * running row whose lease lapsed (its instance died) may be taken over by another instance only
- * once no hold and no charge exist for its request (idempotency/idempotent-calls.ts).
- */
-export const idempotentCalls = pgTable(
-  'idempotent_calls',
-  {
-    scope: text('scope').notNull(),
-    path: text('path').notNull(),
-    key: text('key').notNull(),
-    /** SHA-256 (hex) of the request: its canonical JSON or its form's fields and file bytes, and its query. */
-    fingerprint: text('fingerprint').notNull(),
-    state: text('state').$type<IdempotentCallState>().notNull(),
-    /** The first call's x-request-id, replayed with its answer. */
-    requestId: text('request_id').notNull(),
-    /** The instance running the call (while `running`). */
-    owner: text('owner').notNull(),
-    leaseUntil: timestamp('lease_until', { withTimezone: true }).notNull(),
-    status: integer('status'),
-    contentType: text('content_type'),
-    body: bytes('body'),
-    createdAt: createdAt(),
-    /** When a sweep deletes the row: 24 hours after the call ended (while running, after its lease). */
-    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
-  },
-  (table) => [
-    primaryKey({ columns: [table.scope, table.path, table.key] }),
-    index('idempotent_calls_expires').on(table.expiresAt),
-    check('idempotent_calls_key_length', sql`length(${table.key}) between 1 and 255`),
-  ],
-)
+// The tables of the alerts and of idempotent calls live in files of their own; drizzle-kit
+// reads every table exported from here.
+export * from './alerts-schema'
+export * from './idempotency-schema'
