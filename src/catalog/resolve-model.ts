@@ -27,7 +27,7 @@ export type ResolvedModel =
  */
 export async function resolveModel(services: ModelSources, caller: Caller, id: string): Promise<ResolvedModel> {
   const resolved = await lookup(services, caller, id)
-  if (!resolved) throw new ModelNotFoundError(`The model '${id}' does not exist.`, { param: 'model' })
+  if (!resolved) throw new ModelNotFoundError(`The model '${id}' does not exist; GET /v1/models lists the models this key can use.`, { param: 'model' })
   if (caller.kind === 'api-key' && !isModelAllowed(caller.key.allowedModels, id)) {
     throw new ModelNotAllowedError(`This API key may not use the model '${id}'.`, { param: 'model' })
   }

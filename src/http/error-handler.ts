@@ -31,7 +31,7 @@ function toGatewayError(code: string | number, error: unknown, request: Request,
           headers: { allow: allowed.join(', ') },
         })
       }
-      return new NotFoundError(`No endpoint ${request.method} ${pathname}.`)
+      return new NotFoundError(`No endpoint ${request.method} ${pathname}.${meantPath(pathname, request.method, methods)}`)
     }
     default:
       // A database outage is answered 503 and noted where it is recognised; a bug gets a trace there too.
@@ -44,4 +44,19 @@ function validationError(error: ValidationError): InvalidRequestError {
   if (!first || !('path' in first) || !('schema' in first))
     return new InvalidRequestError(`Invalid request${error.type === 'body' ? '' : ` in the ${error.type}`}: Invalid value.`)
   return invalidRequestFor(first, error.type)
+}
+
+/**
+ * The endpoint a client most likely meant when its base URL lacks `/v1` (`/chat/completions`)
+ * or repeats it (`/v1/v1/messages`): named when it exists for this method, so the 404 says what
+ * to change.
+ */
+function meantPath(pathname: string, method: string, methods: EndpointMethods): string {
+  const meant = pathname.startsWith('/v1/v1/')
+    ? pathname.slice(3)
+    : pathname.startsWith('/v1/') || pathname.startsWith('/admin/')
+      ? undefined
+      : `/v1${pathname}`
+  if (meant === undefined || !methods.allowed(meant).includes(method)) return ''
+  return ` The API is under one /v1: ${method} ${meant} (check the client's base URL).`
 }

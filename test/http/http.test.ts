@@ -24,6 +24,28 @@ describe('HTTP behaviour shared by every route', () => {
     expectError(await suite.harness.call('PUT', '/admin/v1/keys/key_1/revoke'), 405, 'method_not_allowed')
   })
 
+  test('a 404 names the endpoint a base URL without /v1, or with it twice, missed', async () => {
+    const missing = await suite.harness.call('POST', '/chat/completions', { headers: bearer(key.key), body: {} })
+    expectError(missing, 404, 'not_found')
+    expect(missing.json.error.message).toBe(
+      "No endpoint POST /chat/completions. The API is under one /v1: POST /v1/chat/completions (check the client's base URL).",
+    )
+    const doubled = await suite.harness.call('POST', '/v1/v1/messages', { headers: bearer(key.key), body: {} })
+    expect(doubled.json.error.message).toEndWith("POST /v1/messages (check the client's base URL).")
+    // Nothing is suggested where nothing fits: an unknown path, or a method the endpoint does not take.
+    expect((await suite.harness.call('GET', '/v2/anything')).json.error.message).toBe('No endpoint GET /v2/anything.')
+    expect((await suite.harness.call('DELETE', '/chat/completions')).json.error.message).toBe('No endpoint DELETE /chat/completions.')
+  })
+
+  test('an unknown model points to the model list', async () => {
+    const reply = await suite.harness.call('POST', '/v1/chat/completions', {
+      headers: bearer(key.key),
+      body: { model: 'no/such-model', messages: [{ role: 'user', content: 'hi' }] },
+    })
+    expectError(reply, 404, 'model_not_found')
+    expect(reply.json.error.message).toBe("The model 'no/such-model' does not exist; GET /v1/models lists the models this key can use.")
+  })
+
   test('a body that is not JSON or not UTF-8 is 400 invalid_request, after authentication', async () => {
     expectError(await suite.harness.call('POST', '/v1/chat/completions', { headers: bearer(key.key), body: '{"model": ' }), 400, 'invalid_request')
     const latin1 = new Uint8Array([0x7b, 0x22, 0x6e, 0x22, 0x3a, 0x22, 0xe9, 0x22, 0x7d]) // {"n":"é"} in Latin-1
