@@ -108,7 +108,10 @@ export class ActivityWriter {
     clearTimeout(this.timer)
     this.timer = setTimeout(() => {
       this.timer = undefined
-      void this.write().then(() => this.afterWrite())
+      // A failed insert (a flush's, say) set when to try again: not before.
+      const backoff = this.retryAt - this.options.now()
+      if (backoff > 0) this.writeSoon(backoff)
+      else void this.write().then(() => this.afterWrite())
     }, delayMs)
     // The queue never keeps a process alive: shutdown flushes it.
     this.timer.unref?.()

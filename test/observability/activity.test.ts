@@ -1,6 +1,7 @@
 import { beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { recordOf } from '../support/activity'
 import { testDatabases } from '../support/databases'
-import { bearer, type TestGateway } from '../support/gateway'
+import { bearer } from '../support/gateway'
 import { gatewaySuite } from '../support/gateway-suite'
 
 /**
@@ -11,17 +12,6 @@ import { gatewaySuite } from '../support/gateway-suite'
  */
 const hi = [{ role: 'user', content: 'Say hi.' }]
 const LONG_TEXT = Array.from({ length: 40 }, (_, index) => `word${index}`).join(' ')
-
-/** The request's record through the admin API, once its request has ended and the writer has written it. */
-export async function recordOf(harness: TestGateway, requestId: string | null): Promise<any> {
-  for (let waited = 0; waited < 5000; waited += 10) {
-    await harness.services.activity.flush()
-    const reply = await harness.admin('GET', `/requests/${requestId}`)
-    if (reply.status === 200) return reply.json
-    await Bun.sleep(10)
-  }
-  throw new Error(`no activity record for ${requestId}`)
-}
 
 for (const kind of testDatabases) {
   describe(`request activity on ${kind.kind}`, () => {
