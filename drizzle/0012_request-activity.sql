@@ -18,5 +18,4 @@ CREATE TABLE "request_activity" (
 );
 --> statement-breakpoint
 CREATE INDEX "request_activity_created" ON "request_activity" USING btree ("created_at","request_id");--> statement-breakpoint
-CREATE INDEX "request_activity_account" ON "request_activity" USING btree ("account_id","created_at","request_id");--> statement-breakpoint
 CREATE INDEX "request_activity_key" ON "request_activity" USING btree ("key_id","created_at","request_id");

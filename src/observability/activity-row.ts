@@ -1,8 +1,29 @@
-import type { requestActivity } from '../db/activity-schema'
+import type { ActivityAttempt, ActivityTokens } from '../db/activity-schema'
 import type { RequestRecord } from './request-record'
 
-/** One request's activity record as it is inserted. */
-export type ActivityRow = typeof requestActivity.$inferInsert
+/**
+ * One request's activity record as it is inserted: the table's columns as JSON values (a time
+ * as ISO-8601 text, the cost in micro-credits as decimal text), so a whole batch is one JSON
+ * parameter of one statement (activity-writer.ts).
+ */
+export interface ActivityRow {
+  request_id: string
+  created_at: string
+  method: string
+  route: string
+  status: number
+  error_code: string | null
+  account_id: string | null
+  key_id: string | null
+  user_sub: string | null
+  model_requested: string | null
+  model: string | null
+  attempts: ActivityAttempt[]
+  tokens: ActivityTokens | null
+  cost: string
+  duration_ms: number
+  session_id: string | null
+}
 
 /**
  * The row of a finished request to `route` (its endpoint's path template). Only ids,
@@ -13,16 +34,16 @@ export type ActivityRow = typeof requestActivity.$inferInsert
 export function activityRowOf(record: RequestRecord, route: string): ActivityRow {
   const usage = record.charge?.usage
   return {
-    requestId: record.requestId,
-    createdAt: new Date(record.startedAt),
+    request_id: record.requestId,
+    created_at: new Date(record.startedAt).toISOString(),
     method: record.method,
     route,
     status: record.status ?? 0,
-    errorCode: record.errorCode ?? null,
-    accountId: record.party?.accountId ?? null,
-    keyId: record.party?.keyId ?? null,
-    userSub: record.party?.userSub ?? null,
-    modelRequested: record.modelRequested ?? null,
+    error_code: record.errorCode ?? null,
+    account_id: record.party?.accountId ?? null,
+    key_id: record.party?.keyId ?? null,
+    user_sub: record.party?.userSub ?? null,
+    model_requested: record.modelRequested ?? null,
     model: record.charge?.model ?? null,
     attempts: record.attempts.map((attempt) => ({
       provider: attempt.provider,
@@ -30,9 +51,9 @@ export function activityRowOf(record: RequestRecord, route: string): ActivityRow
       duration_ms: hundredths(attempt.durationMs),
     })),
     tokens: usage ? { input: usage.inputTokens, output: usage.outputTokens, cache_read: usage.cacheReadTokens, cache_write: usage.cacheWriteTokens } : null,
-    cost: record.charge?.costMicros ?? 0n,
-    durationMs: hundredths(record.durationMs ?? 0),
-    sessionId: record.sessionId,
+    cost: (record.charge?.costMicros ?? 0n).toString(),
+    duration_ms: hundredths(record.durationMs ?? 0),
+    session_id: record.sessionId,
   }
 }
 

@@ -14,7 +14,24 @@ import { type InterruptibleDatabase, interruptible } from '../support/interrupti
 const DAY_MS = 24 * 60 * 60 * 1000
 
 function row(requestId: string, createdAt: number): ActivityRow {
-  return { requestId, createdAt: new Date(createdAt), method: 'POST', route: '/v1/chat/completions', status: 200, attempts: [], cost: 0n, durationMs: 1 }
+  return {
+    request_id: requestId,
+    created_at: new Date(createdAt).toISOString(),
+    method: 'POST',
+    route: '/v1/chat/completions',
+    status: 200,
+    error_code: null,
+    account_id: null,
+    key_id: null,
+    user_sub: null,
+    model_requested: null,
+    model: null,
+    attempts: [],
+    tokens: null,
+    cost: '0',
+    duration_ms: 1,
+    session_id: null,
+  }
 }
 
 /** Never on its own: a test writes with `flush`, so nothing depends on the writer's timers. */
@@ -82,8 +99,12 @@ for (const kind of testDatabases) {
       await database.db.execute(sql`delete from request_activity`)
       const old = Array.from({ length: 25 }, (_, index) => row(`req_old_${String(index).padStart(2, '0')}`, now - 31 * DAY_MS - index))
       const recent = [row('req_recent_a', now - 29 * DAY_MS), row('req_recent_b', now - DAY_MS)]
-      await database.db.insert(requestActivity).values([...old, ...recent])
       const writer = new ActivityWriter(database.db, { now: () => now, retentionDays: 30, retentionBatch: 2, ...BY_HAND })
+      // Written with the retention's look already spent, then looked at by a writer of their own.
+      const seeding = new ActivityWriter(database.db, { now: () => now, retentionDays: 9999, ...BY_HAND })
+      for (const record of [...old, ...recent]) seeding.add(record)
+      await seeding.flush()
+      seeding.stop()
       writer.add(row('req_new_1', now))
       await writer.flush()
       // Ten statements of two rows at most per look: five old records wait for the next write.
