@@ -12,7 +12,9 @@ export type LogSink = (line: string) => void
  * Never headers, bodies or the raw path: they carry credentials and whatever a client chose to
  * send (an id with a NUL in it, a pasted key, kilobytes of path). `route` is the endpoint's path
  * template, null for a path no endpoint serves, and `model` a gateway id the request resolved,
- * so every field is an id, a number or a fixed word and the line stays short.
+ * so every field is an id, a number or a fixed word and the line stays short. The one text a
+ * client chose, `model_requested`, is printable ASCII of 200 characters at most with anything
+ * shaped like a credential redacted (surfaces/endpoint.ts).
  */
 export function logRequest(sink: LogSink | undefined, record: RequestRecord, threshold: LogLevel = 'info'): void {
   if (!sink) return

@@ -64,7 +64,7 @@ export interface RequestParty {
   userSub: string | null
 }
 
-/** Who consumes finished records: the request log, metrics, traces. */
+/** Who consumes finished records: the request log, metrics, traces, the request activity. */
 export interface RequestRecordSink {
   /** A streamed answer's headers went out; its record finishes when its last byte does. */
   streamOpened(record: RequestRecord): void
@@ -84,7 +84,7 @@ export class RequestRecord {
   pathTemplate: string | undefined
   readonly attempts: UpstreamAttempt[] = []
   readonly steps: RequestStep[] = []
-  /** The model the client named, until a charge names the one that served. */
+  /** The model id the call was planned under (the id asked for, or the catalogue model a surface resolved it to), until a charge names the one that served. */
   requestedModel: string | undefined
   /** The model id exactly as the client named it in the body (an alias, a bare or unknown name); kept when a charge names the one that served. */
   modelRequested: string | undefined
@@ -170,7 +170,7 @@ export class RequestRecord {
     this.done = true
     this.status = status
     this.outcome = outcome
-    this.errorCode = errorCodeOf(status, outcome, this.errorCode)
+    this.errorCode = errorCodeOf(outcome, this.errorCode)
     this.durationMs = performance.now() - this.startedAtMonotonic
     this.sink.finished(this)
   }
@@ -182,10 +182,10 @@ export class RequestRecord {
  * error body was written (a stream that failed after its first byte without naming one), the
  * outcome itself.
  */
-function errorCodeOf(status: number, outcome: RequestOutcome, answered: string | undefined): string | undefined {
+function errorCodeOf(outcome: RequestOutcome, answered: string | undefined): string | undefined {
   if (outcome === 'client_closed') return 'client_closed'
   if (outcome === 'ok') return undefined
-  return answered ?? (status >= 400 || outcome !== 'refused' ? outcome : undefined)
+  return answered ?? outcome
 }
 
 /** The outcome of an answer that ended with this status (a stream reports its own). */
