@@ -1,8 +1,9 @@
-import { beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { recordOf } from '../support/activity'
 import { testDatabases } from '../support/databases'
 import { bearer } from '../support/gateway'
 import { gatewaySuite } from '../support/gateway-suite'
+import { IdentityProvider } from '../support/identity-provider'
 
 /**
  * What a request line says of a refusal or a failure (docs/operations.md#logs): the error code
@@ -12,7 +13,14 @@ import { gatewaySuite } from '../support/gateway-suite'
 const hi = [{ role: 'user', content: 'Say hi.' }]
 
 describe('request log fields of refusals and failures', () => {
-  const suite = gatewaySuite(testDatabases[0]!)
+  let idp: IdentityProvider
+  beforeAll(async () => {
+    idp = await new IdentityProvider().start()
+  })
+  afterAll(() => idp.stop())
+  const suite = gatewaySuite(testDatabases[0]!, {
+    env: () => ({ TOLLGATE_OIDC_ISSUER: idp.issuer, TOLLGATE_OIDC_AUDIENCE: idp.audience, TOLLGATE_OIDC_JWKS_URL: `${idp.issuer}/jwks` }),
+  })
   let key: { id: string; key: string; accountId: string }
 
   beforeAll(async () => {
@@ -119,5 +127,27 @@ describe('request log fields of refusals and failures', () => {
     const control = await chat({ model: 'bad\u0000model', messages: hi })
     expect(await lineOf(control)).toMatchObject({ model_requested: null })
     expect((await recordOf(suite.harness, control.headers.get('x-request-id'))).model_requested).toBeNull()
+  })
+
+  test('a signed-in user is named by user_id in the log and user_sub in the record, refused or billed', async () => {
+    const token = await idp.token({ sub: 'log-fields-user' })
+    const refused = await chat({ model: 'test/cheap', messages: hi }, token)
+    expect(refused.status).toBe(402)
+    const refusedLine = await lineOf(refused)
+    expect(refusedLine).toMatchObject({ error_code: refused.json.error.code, key_id: null, model_requested: 'test/cheap' })
+    expect(refusedLine.user_id).toStartWith('usr_')
+    expect(await recordOf(suite.harness, refused.headers.get('x-request-id'))).toMatchObject({
+      user_sub: 'log-fields-user',
+      key_id: null,
+      account_id: null,
+      error_code: refused.json.error.code,
+    })
+    await suite.harness.admin('POST', '/users/credits', { iss: idp.issuer, sub: 'log-fields-user', amount: 1 })
+    suite.upstream.script({ text: 'Hi.', usage: { prompt_tokens: 4, completion_tokens: 2 } })
+    const billed = await chat({ model: 'test/cheap', messages: hi }, token)
+    expect(billed.status).toBe(200)
+    expect(await lineOf(billed)).toMatchObject({ user_id: refusedLine.user_id, payer: refusedLine.user_id, error_code: null })
+    const record = await recordOf(suite.harness, billed.headers.get('x-request-id'))
+    expect(record).toMatchObject({ user_sub: 'log-fields-user', tokens: { input: 4, output: 2 }, cost: (4 * 1 + 2 * 2) / 1e6 })
   })
 })
