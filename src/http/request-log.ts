@@ -1,5 +1,5 @@
 import { type LogLevel, meetsLevel } from '../observability/log'
-import type { RequestOutcome, RequestRecord, UpstreamAttempt } from '../observability/request-record'
+import { type RequestOutcome, type RequestRecord, reportedMethod, type UpstreamAttempt } from '../observability/request-record'
 
 export type LogSink = (line: string) => void
 
@@ -31,7 +31,7 @@ export function logRequest(sink: LogSink | undefined, record: RequestRecord, thr
       time: new Date().toISOString(),
       level,
       request_id: record.requestId,
-      method: KNOWN_METHODS.has(record.method) ? record.method : 'OTHER',
+      method: reportedMethod(record.method),
       route: record.pathTemplate ?? null,
       status: record.status,
       duration_ms: durationMs,
@@ -81,6 +81,3 @@ function attemptFields(attempt: UpstreamAttempt): object {
 function milliseconds(value: number): number {
   return Math.round(value * 100) / 100
 }
-
-/** A client may send any token as its method; the log names only the ones HTTP defines. */
-const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT', 'TRACE'])

@@ -1,5 +1,5 @@
 import type { ActivityAttempt, ActivityTokens } from '../db/activity-schema'
-import type { RequestRecord } from './request-record'
+import { type RequestRecord, reportedMethod } from './request-record'
 
 /**
  * One request's activity record as it is inserted: the table's columns as JSON values (a time
@@ -36,7 +36,7 @@ export function activityRowOf(record: RequestRecord, route: string): ActivityRow
   return {
     request_id: record.requestId,
     created_at: new Date(record.startedAt).toISOString(),
-    method: record.method,
+    method: reportedMethod(record.method),
     route,
     status: record.status ?? 0,
     error_code: record.errorCode ?? null,

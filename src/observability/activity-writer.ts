@@ -1,7 +1,7 @@
 import { lt, type SQL, sql } from 'drizzle-orm'
 import { requestActivity } from '../db/activity-schema'
 import type { Database } from '../db/database'
-import { describeDatabaseError } from '../db/errors'
+import { describeDatabaseError, isTransientDatabaseError } from '../db/errors'
 import type { ActivityRow } from './activity-row'
 import { logEvent } from './log'
 import { activityDropped, activityWriteFailures } from './metrics'
@@ -37,8 +37,8 @@ const DROP_WARN_INTERVAL_MS = 60_000
  * `add` only queues, and the queue is written by one multi-row insert when a batch is full or a
  * record has waited `gatherMs`. A request never waits on it, and the ledger never depends on it.
  *
- * An insert the database does not take is retried, the same rows, after a wait that doubles on
- * each failure; records that arrive meanwhile queue up to `capacity`, past which the oldest are
+ * An insert the database could not take (an outage) is retried, the same rows, after a wait that
+ * doubles on each failure (an insert it refused for its rows is dropped: it would fail again); records that arrive meanwhile queue up to `capacity`, past which the oldest are
  * dropped (counted in `tollgate_activity_dropped_total`, and warned of once a minute). An insert
  * that reached the database before failing to answer is retried harmlessly: a record's request id
  * is its key, and a second insert of it does nothing. Each process writes its own records (a
@@ -143,6 +143,14 @@ export class ActivityWriter {
       this.retryAt = 0
     } catch (error) {
       activityWriteFailures.inc({})
+      if (!isTransientDatabaseError(error)) {
+        // Rows the database refuses would be refused again: retried, they would hold up every
+        // record after them. They are dropped, counted and said so, and writing goes on.
+        logEvent('error', 'request activity refused by the database: the batch is dropped', { records: this.batch.length, error: describeDatabaseError(error) })
+        activityDropped.inc({}, this.batch.length)
+        this.batch = []
+        return
+      }
       this.failures++
       const wait = Math.min((this.options.retryBaseMs ?? 1000) * 2 ** (this.failures - 1), this.options.retryMaxMs ?? 30_000)
       this.retryAt = this.options.now() + wait

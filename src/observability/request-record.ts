@@ -195,3 +195,10 @@ export function outcomeOfStatus(status: number): RequestOutcome {
   if (status < 500) return 'refused'
   return status === 502 || status === 504 ? 'upstream_error' : 'error'
 }
+
+/** A client may send any token as its method; logs and records name only the ones HTTP defines, and `OTHER`. */
+export function reportedMethod(method: string): string {
+  return KNOWN_METHODS.has(method) ? method : 'OTHER'
+}
+
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT', 'TRACE'])

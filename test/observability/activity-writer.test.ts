@@ -84,6 +84,27 @@ for (const kind of testDatabases) {
       writer.stop()
     })
 
+    test('a batch the database refuses for its rows is dropped, counted and logged, and writing goes on', async () => {
+      const writer = new ActivityWriter(database.db, { now: Date.now, retentionDays: 30, ...BY_HAND })
+      const dropped = droppedSoFar()
+      const logged = spyOn(console, 'error').mockImplementation(() => {})
+      try {
+        writer.add({ ...row('req_refused_bad', Date.now()), status: 1.5 })
+        writer.add(row('req_refused_neighbour', Date.now()))
+        await writer.flush()
+        expect(writer.pending).toBe(0)
+        expect(droppedSoFar() - dropped).toBe(2)
+        const lines = logged.mock.calls.map((call) => JSON.parse(String(call[0])))
+        expect(lines.find((line) => line.message.startsWith('request activity refused by the database'))).toMatchObject({ level: 'error', records: 2 })
+      } finally {
+        logged.mockRestore()
+      }
+      writer.add(row('req_refused_after', Date.now()))
+      await writer.flush()
+      expect((await stored()).filter((id) => id.startsWith('req_refused_'))).toEqual(['req_refused_after'])
+      writer.stop()
+    })
+
     test('a record written twice (an insert whose answer was lost, retried) is stored once', async () => {
       const writer = new ActivityWriter(database.db, { now: Date.now, retentionDays: 30, ...BY_HAND })
       writer.add(row('req_twice', Date.now()))

@@ -1,7 +1,7 @@
 import { beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { recordOf } from '../support/activity'
 import { testDatabases } from '../support/databases'
-import { bearer } from '../support/gateway'
+import { ADMIN_TOKEN, bearer } from '../support/gateway'
 import { gatewaySuite } from '../support/gateway-suite'
 
 /**
@@ -154,6 +154,14 @@ for (const kind of testDatabases) {
         model: null,
       })
       expect(await recordOf(suite.harness, refused.headers.get('x-request-id'))).toMatchObject({ status: 401, error_code: 'invalid_api_key' })
+      const wrongMethod = await suite.harness.call('PUT', '/admin/v1/accounts', { headers: bearer(ADMIN_TOKEN) })
+      expect(wrongMethod.status).toBe(405)
+      expect(await recordOf(suite.harness, wrongMethod.headers.get('x-request-id'))).toMatchObject({
+        method: 'PUT',
+        route: '/admin/v1/accounts',
+        status: 405,
+        error_code: wrongMethod.json.error.code,
+      })
       for (const reply of [wallet, health]) {
         expect((await suite.harness.admin('GET', `/requests/${reply.headers.get('x-request-id')}`)).status).toBe(404)
       }
