@@ -3,6 +3,7 @@ import { creditsToMicros } from '../billing/money'
 import { builtinCatalog } from '../catalog/builtin'
 import { type CatalogFile, CatalogFileSchema } from '../catalog/catalog-schema'
 import { pointerToPath } from '../util/json-pointer'
+import { findJsonSyntaxError } from '../util/json-syntax-error'
 import { ConfigError, checkConfig } from './config-error'
 import type { Env } from './environment'
 
@@ -39,7 +40,9 @@ export function loadCatalog(path: string | undefined, env: Env, fileText: string
   try {
     parsed = JSON.parse(text)
   } catch (error) {
-    throw new ConfigError(`${path}: not valid JSON (${error instanceof Error ? error.message : String(error)})`)
+    const syntax = findJsonSyntaxError(text)
+    if (!syntax) throw new ConfigError(`${path}: not valid JSON (${error instanceof Error ? error.message : String(error)})`)
+    throw new ConfigError(`${path}:${syntax.line}:${syntax.column}: not valid JSON: ${syntax.problem}`, { line: syntax.line, column: syntax.column })
   }
   const catalog = checkConfig(CatalogFileSchema, parsed, path, pointerToPath)
   checkReferences(catalog, path)

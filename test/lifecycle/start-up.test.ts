@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { catalogCoverage } from '../../src/catalog/coverage'
 import { loadConfig } from '../../src/config/config'
-import { catalogWarnings, describeDatabase } from '../../src/lifecycle/start-summary'
+import { describeDatabase } from '../../src/db/describe-database'
+import { catalogWarnings } from '../../src/lifecycle/start-summary'
 import { ChildGateway } from './child-gateway'
 
 /** A config file with one provider that has its key and one whose variable is unset. */
