@@ -1,12 +1,12 @@
-import type { TObject } from '@sinclair/typebox'
+import type { TObject, TSchema } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
 import { coerceText } from '../admin/coerce'
 import { AdminExport } from '../admin/export'
-import type { AdminFields } from '../admin/operation'
+import type { AdminFields, AdminOperation } from '../admin/operation'
 import { ADMIN_OPERATIONS } from '../admin/operations'
 import { InvalidRequestError, NotFoundError } from '../errors/kinds'
 import type { GatewayContext } from '../http/gateway-context'
-import { ADMIN_ANSWERS } from '../http/openapi/admin-answers'
+import { ADMIN_ANSWERS, EXPORT_ANSWERS } from '../http/openapi/admin-answers'
 import { answerResponse, type ErrorStatus, errorResponses } from '../http/openapi/responses'
 import { refuseInvalidBody } from '../http/schema-check'
 import type { Services } from '../services/services'
@@ -55,7 +55,7 @@ export function adminEndpoints(context: GatewayContext, services: Services) {
           summary: operation.summary,
           security: [{ adminToken: [] }],
           responses: {
-            ...(answer ? answerResponse(answer.description, { 'application/json': answer.schema, ...answer.alternatives }, operation.status ?? 200) : {}),
+            ...(answer ? answerResponse(answer.description, { 'application/json': answer.schema, ...exportAnswers(operation) }, operation.status ?? 200) : {}),
             ...errorResponses('openai', operation.method === 'GET' ? READ_ERRORS : WRITE_ERRORS),
           },
         },
@@ -63,6 +63,11 @@ export function adminEndpoints(context: GatewayContext, services: Services) {
     )
   }
   return app
+}
+
+/** An operation that takes `format` also answers CSV and JSON Lines (admin/export.ts). */
+function exportAnswers(operation: AdminOperation): Record<string, TSchema> {
+  return operation.query && Object.hasOwn(operation.query.properties, 'format') ? EXPORT_ANSWERS : {}
 }
 
 /**

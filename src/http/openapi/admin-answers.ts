@@ -1,4 +1,5 @@
 import { type TSchema, t } from 'elysia'
+import { EXPORT_MEDIA_TYPES } from '../../admin/export'
 import { BalanceSchema, JsonInteger } from '../schemas'
 
 /**
@@ -83,8 +84,17 @@ const UsageSummaryRow = t.Object({
   uncollected: t.Number(),
 })
 
+/**
+ * What an operation with a `format` query parameter sends for `format=csv` and `format=jsonl`
+ * (admin/export.ts), beside its JSON page: every operation that exports is documented so.
+ */
+export const EXPORT_ANSWERS: Readonly<Record<string, TSchema>> = {
+  [EXPORT_MEDIA_TYPES.csv]: t.String({ description: 'format=csv: a header row of the JSON field names, then one row per entry (RFC 4180), streamed' }),
+  [EXPORT_MEDIA_TYPES.jsonl]: t.String({ description: 'format=jsonl: one JSON object per line (JSON Lines), streamed' }),
+}
+
 /** Keyed by `METHOD path` as the operations name them (relative to /admin/v1). */
-export const ADMIN_ANSWERS: Readonly<Record<string, { description: string; schema: TSchema; alternatives?: Record<string, TSchema> }>> = {
+export const ADMIN_ANSWERS: Readonly<Record<string, { description: string; schema: TSchema }>> = {
   'GET /accounts': { description: 'A page of accounts, newest first', schema: Page(AccountAnswer) },
   'GET /keys': { description: "A page of keys' records, newest first, never their secrets", schema: Page(KeyAnswer) },
   'PATCH /keys/:id': { description: "The key's record after the change", schema: KeyAnswer },
@@ -127,9 +137,5 @@ export const ADMIN_ANSWERS: Readonly<Record<string, { description: string; schem
   'GET /ledger': {
     description: 'A page of ledger entries, newest first; with `format=csv` or `format=jsonl`, every entry selected, streamed',
     schema: Page(LedgerEntry),
-    alternatives: {
-      'text/csv': t.String({ description: 'A header row of the JSON field names, then one row per entry (RFC 4180)' }),
-      'application/x-ndjson': t.String({ description: 'One JSON entry per line' }),
-    },
   },
 }
