@@ -46,7 +46,9 @@ describe('the command line', () => {
     expect(refusal(['demo', '--workers', '2'])).toBe('unknown argument "--workers" for tollgate demo; it takes --port, --host')
     expect(refusal(['migrate', '--port', '1'])).toBe('unknown argument "--port" for tollgate migrate; it takes no arguments')
     // What is quoted back is short and on one line, whatever was typed.
-    expect(refusal(['serve', `--${'x'.repeat(500)}`])).toHaveLength('unknown argument "'.length + 61 + '" for tollgate serve; it takes --port, --host, --workers'.length)
+    expect(refusal(['serve', `--${'x'.repeat(500)}`])).toHaveLength(
+      'unknown argument "'.length + 61 + '" for tollgate serve; it takes --port, --host, --workers'.length,
+    )
     expect(refusal(['serve', 'a\nb'])).toContain('"a?b"')
   })
 
