@@ -315,7 +315,8 @@ describe('serve --workers N refusals', () => {
     }
     const flag = refusal({ DATABASE_URL: 'postgres://127.0.0.1:1/none' }, ['--workers=0'])
     expect(flag.stderr).toContain('config error: --workers must be a whole number from 1 to 256')
-  })
+    // Six processes started one after the other: on a busy machine, more than the default 5 s.
+  }, 30_000)
 })
 
 /** The sum of the samples whose line starts with `prefix` (a name, and the opening of its labels). */
