@@ -61,17 +61,29 @@ const FILE_PATH = /(?<![^\s"'=([{,])(?:(?:~|\.{1,2})?(?:\/[\w.@-]+)+\/?|(?:[\w@-
 /** After these an absolute-looking run is an Authorization header's token, not a path. */
 const AUTHORIZATION_SCHEME_BEFORE = /\b(Bearer|Basic)\s+$/i
 
+/**
+ * Stands for a path while the shapes are looked for in the rest: not a word character, not a
+ * token character, so no shape matches across it, and paths come back in order.
+ */
+const PATH_PLACEHOLDER = '\uE000'
+
 export function scrubCredentials(text: string): string {
   const known = knownSecrets.scrub(text, REDACTED)
-  let scrubbed = ''
-  let from = 0
-  for (const match of known.matchAll(FILE_PATH)) {
-    const before = known.slice(from, match.index)
-    if (AUTHORIZATION_SCHEME_BEFORE.test(before)) continue
-    scrubbed += scrubShapes(before) + scrubPath(match[0])
-    from = match.index + match[0].length
-  }
-  return scrubbed + scrubShapes(known.slice(from))
+  const paths: string[] = []
+  // One pass of every shape over the whole text, the paths set aside (a pass per gap would cost
+  // a regular expression run per path: a long text of many short paths would take seconds). A
+  // text that holds the placeholder already is scrubbed whole, its paths too: more, never less.
+  const withoutPaths = known.includes(PATH_PLACEHOLDER)
+    ? known
+    : known.replace(FILE_PATH, (path: string, offset: number) => {
+        if (AUTHORIZATION_SCHEME_BEFORE.test(known.slice(Math.max(0, offset - 20), offset))) return path
+        paths.push(path)
+        return PATH_PLACEHOLDER
+      })
+  const scrubbed = scrubShapes(withoutPaths)
+  if (paths.length === 0) return scrubbed
+  let next = 0
+  return scrubbed.replaceAll(PATH_PLACEHOLDER, () => scrubPath(paths[next++] ?? ''))
 }
 
 /** Text that is not a file path: every credential shape goes. */

@@ -106,6 +106,8 @@ describe('scrubCredentials', () => {
     expect(scrubCredentials('authorization: Bearer abc.DEF-123~xyz in /srv/gateway/tollgate.json')).toBe(
       `authorization: Bearer ${REDACTED} in /srv/gateway/tollgate.json`,
     )
+    // A text that already holds the character paths are set aside with is still scrubbed.
+    expect(scrubCredentials(`\uE000 ${keys[0]} /srv/x.json`)).toBe(`\uE000 ${REDACTED} /srv/x.json`)
     // A random secret is redacted even as a path segment.
     expect(scrubCredentials('/srv/Zm9vYmFyQmF6UXV4MTIzNDU2Nzg5MGFiY2RlZg7Hq2Kp/x')).toBe(`/srv/${REDACTED}/x`)
   })
