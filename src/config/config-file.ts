@@ -35,7 +35,8 @@ function readConfigText(path: string): string {
 /** The catalogue, and where it came from for messages about it. */
 export function loadCatalog(path: string | undefined, env: Env, fileText: string | undefined): { catalog: CatalogFile; source: string } {
   if (!path) return { catalog: builtinCatalog(env), source: BUILTIN_SOURCE }
-  const text = fileText ?? readConfigText(path)
+  // A byte order mark, which some editors write, is not JSON: read past it.
+  const text = (fileText ?? readConfigText(path)).replace(/^\uFEFF/, '')
   let parsed: unknown
   try {
     parsed = JSON.parse(text)

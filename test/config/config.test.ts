@@ -198,6 +198,8 @@ describe('config errors that say where', () => {
       const env = withFile(text)
       expect(configError(env)).toBe(`${env.TOLLGATE_CONFIG}${expected}`)
     }
+    // A byte order mark in front (some editors write one) is read past.
+    expect(loadConfig(withFile(`\uFEFF${JSON.stringify(validFile)}`)).models.map((model) => model.id)).toEqual(['acme/big', 'acme/local'])
   })
 
   test('every schema error is listed with its path, up to 20, then how many more', () => {
