@@ -1,12 +1,12 @@
 import type { TObject, TSchema } from '@sinclair/typebox'
-import { Elysia } from 'elysia'
+import { Elysia, t } from 'elysia'
 import { coerceText } from '../admin/coerce'
-import { AdminExport } from '../admin/export'
+import { AdminExport, EXPORT_MEDIA_TYPES } from '../admin/export'
 import type { AdminFields, AdminOperation } from '../admin/operation'
 import { ADMIN_OPERATIONS } from '../admin/operations'
 import { InvalidRequestError, NotFoundError } from '../errors/kinds'
 import type { GatewayContext } from '../http/gateway-context'
-import { ADMIN_ANSWERS, EXPORT_ANSWERS } from '../http/openapi/admin-answers'
+import { ADMIN_ANSWERS } from '../http/openapi/admin-answers'
 import { answerResponse, type ErrorStatus, errorResponses } from '../http/openapi/responses'
 import { refuseInvalidBody } from '../http/schema-check'
 import type { Services } from '../services/services'
@@ -63,6 +63,15 @@ export function adminEndpoints(context: GatewayContext, services: Services) {
     )
   }
   return app
+}
+
+/**
+ * What an operation with a `format` query parameter sends for `format=csv` and `format=jsonl`
+ * (admin/export.ts), beside its JSON page: every operation that exports is documented so.
+ */
+const EXPORT_ANSWERS: Readonly<Record<string, TSchema>> = {
+  [EXPORT_MEDIA_TYPES.csv]: t.String({ description: 'format=csv: a header row of the JSON field names, then one row per entry (RFC 4180), streamed' }),
+  [EXPORT_MEDIA_TYPES.jsonl]: t.String({ description: 'format=jsonl: one JSON object per line (JSON Lines), streamed' }),
 }
 
 /** An operation that takes `format` also answers CSV and JSON Lines (admin/export.ts). */

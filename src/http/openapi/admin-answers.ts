@@ -1,5 +1,4 @@
 import { type TSchema, t } from 'elysia'
-import { EXPORT_MEDIA_TYPES } from '../../admin/export'
 import { BalanceSchema, JsonInteger } from '../schemas'
 
 /**
@@ -83,15 +82,6 @@ const UsageSummaryRow = t.Object({
   cost: t.Number(),
   uncollected: t.Number(),
 })
-
-/**
- * What an operation with a `format` query parameter sends for `format=csv` and `format=jsonl`
- * (admin/export.ts), beside its JSON page: every operation that exports is documented so.
- */
-export const EXPORT_ANSWERS: Readonly<Record<string, TSchema>> = {
-  [EXPORT_MEDIA_TYPES.csv]: t.String({ description: 'format=csv: a header row of the JSON field names, then one row per entry (RFC 4180), streamed' }),
-  [EXPORT_MEDIA_TYPES.jsonl]: t.String({ description: 'format=jsonl: one JSON object per line (JSON Lines), streamed' }),
-}
 
 /** Keyed by `METHOD path` as the operations name them (relative to /admin/v1). */
 export const ADMIN_ANSWERS: Readonly<Record<string, { description: string; schema: TSchema }>> = {
