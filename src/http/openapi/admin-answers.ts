@@ -84,7 +84,7 @@ const UsageSummaryRow = t.Object({
 })
 
 /** Keyed by `METHOD path` as the operations name them (relative to /admin/v1). */
-export const ADMIN_ANSWERS: Readonly<Record<string, { description: string; schema: TSchema; alternatives?: Record<string, TSchema> }>> = {
+export const ADMIN_ANSWERS: Readonly<Record<string, { description: string; schema: TSchema }>> = {
   'GET /accounts': { description: 'A page of accounts, newest first', schema: Page(AccountAnswer) },
   'GET /keys': { description: "A page of keys' records, newest first, never their secrets", schema: Page(KeyAnswer) },
   'PATCH /keys/:id': { description: "The key's record after the change", schema: KeyAnswer },
@@ -127,9 +127,5 @@ export const ADMIN_ANSWERS: Readonly<Record<string, { description: string; schem
   'GET /ledger': {
     description: 'A page of ledger entries, newest first; with `format=csv` or `format=jsonl`, every entry selected, streamed',
     schema: Page(LedgerEntry),
-    alternatives: {
-      'text/csv': t.String({ description: 'A header row of the JSON field names, then one row per entry (RFC 4180)' }),
-      'application/x-ndjson': t.String({ description: 'One JSON entry per line' }),
-    },
   },
 }
