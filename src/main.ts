@@ -3,6 +3,8 @@ import packageJson from '../package.json'
 import { adminUsage, runAdminCommand } from './admin/cli'
 import { createApp } from './app'
 import { IpcHitCounter } from './auth/ipc-hit-counter'
+import { parseArguments, UsageError } from './cli/arguments'
+import { helpText } from './cli/help'
 import { type Config, loadConfig } from './config/config'
 import { ConfigError } from './config/config-error'
 import { readConfigFile } from './config/config-file'
@@ -10,6 +12,7 @@ import { workerCount } from './config/workers'
 import { TEMPLATE_COMMAND, writeEmbeddedTemplate } from './db/embedded-template'
 import { migrate } from './db/migrate'
 import { openConfiguredDatabase } from './db/open'
+import { DatabaseUnreachableError } from './db/wait-for-database'
 import { runDemo, type ServeOptions } from './demo/run-demo'
 import { localMetrics, usePeerMetrics } from './endpoints/metrics'
 import { SERVER_BODY_LIMIT } from './http/body-limits'
@@ -22,35 +25,31 @@ import { drainAndStop } from './lifecycle/shutdown'
 import { logStartSummary } from './lifecycle/start-summary'
 import { WorkerLink } from './lifecycle/worker-link'
 import { ownCommand, runPrimary } from './lifecycle/workers'
-import { logEvent } from './observability/log'
+import { eventLine, logEvent, tagEventLines } from './observability/log'
 import { configureUpstreamClient } from './providers/registry'
 import { createServices, type Services } from './services/services'
 
-const USAGE = `usage: tollgate [serve] [--workers N]  serve the gateway (default); N processes share the port (docs/operations.md#workers)
-       tollgate migrate          apply database migrations and exit
-       tollgate admin <command>  run an admin operation on the database
-       tollgate demo             serve a throwaway demo: a local echo provider and a funded key, no account needed
-       tollgate --version`
-
 async function main(args: string[]): Promise<number> {
-  const [command = 'serve', ...rest] = args
-  if (command === '--version' || command === 'version') return print(packageJson.version)
-  if (command === '--help' || command === 'help') return print(`${USAGE}\n\n${adminUsage()}`)
   // Hidden: the child process a first start runs initdb in (src/db/embedded-template.ts).
-  if (command === TEMPLATE_COMMAND && rest[0]) {
-    await writeEmbeddedTemplate(rest[0])
+  if (args[0] === TEMPLATE_COMMAND && args[1]) {
+    await writeEmbeddedTemplate(args[1])
     return 0
   }
-  if (!['serve', 'migrate', 'admin', 'demo'].includes(command)) {
-    console.error(USAGE)
-    return 2
-  }
-  if (command === 'demo') return runDemo(process.env, serve, (text) => console.log(text))
+  const invocation = parseArguments(args)
+  const { command } = invocation
+  if (command === 'version') return print(packageJson.version)
+  if (command === 'help') return print(helpText())
   const worker = command === 'serve' ? WorkerLink.fromEnvironment() : undefined
+  if (worker) tagEventLines({ worker: worker.index, pid: process.pid })
+  // Flags beat the environment. A worker listens where its primary says (PORT): the primary has
+  // already turned `--port 0` into the one free port every worker shares.
+  const env = withFlags(process.env, { ...invocation, port: worker ? undefined : invocation.port })
+  if (command === 'demo') return runDemo(env, serve, (text) => console.log(text))
   // A worker runs the config its primary last loaded, never the file as it is now (see workers.ts).
-  const configText = worker ? await worker.configText() : readConfigFile()
-  const config = withWorkersFlag(loadConfig(process.env, configText), command === 'serve' ? rest : [])
-  if (command === 'admin' && rest.length === 0) return print(adminUsage(), 2)
+  const configText = worker ? await worker.configText() : readConfigFile(env)
+  const loaded = loadConfig(env, configText)
+  const config = invocation.workers === undefined ? loaded : { ...loaded, workers: workerCount(invocation.workers, '--workers', loaded.databaseUrl) }
+  if (command === 'admin' && invocation.adminArgs.length === 0) return print(adminUsage(), 2)
   // Before anything opens a file or a socket: this may replace the process (see the module).
   if (command === 'serve') {
     const outcome = ensureUpstreamConcurrency(config.maxUpstreamConnections)
@@ -68,14 +67,14 @@ async function main(args: string[]): Promise<number> {
     return runPrimary({ config, configText, workers: config.workers, version: packageJson.version, command: ownCommand() })
   }
   const database = await openConfiguredDatabase(config)
-  if (command === 'serve') return serve(config, database, { worker })
+  if (command === 'serve') return serve(config, database, { worker, reloadConfig: () => loadConfig(env) })
   try {
     if (command === 'migrate') {
       await migrate(database.db)
       return print('migrations applied')
     }
     return await runAdminCommand(
-      rest,
+      invocation.adminArgs,
       async () => createServices({ config, database }),
       (text) => console.log(text),
     )
@@ -85,7 +84,7 @@ async function main(args: string[]): Promise<number> {
 }
 
 async function serve(config: Config, database: Awaited<ReturnType<typeof openConfiguredDatabase>>, options: ServeOptions): Promise<number> {
-  const { onListening, worker, reloadConfig = () => loadConfig(process.env) } = options
+  const { onListening, worker, reloadConfig } = options
   // A closed stdout (a supervisor gone) must not take the gateway down with it.
   process.stdout.on('error', () => {})
   configureUpstreamClient(config.upstreamClient, config.maxUpstreamConnections)
@@ -139,7 +138,7 @@ async function serve(config: Config, database: Awaited<ReturnType<typeof openCon
     // The primary prints the one listening line and the summary once every worker listens.
     worker.listening(server.url.href)
   } else {
-    console.log(JSON.stringify({ level: 'info', message: 'listening', url: server.url.href, database: database.kind }))
+    console.log(eventLine('info', 'listening', { url: server.url.href, database: database.kind }))
     logStartSummary({ version: packageJson.version, config, listen: server.url.href })
   }
   onListening?.(server.url)
@@ -188,13 +187,9 @@ function workerLog(log: LogSink, index: number): LogSink {
   return (line) => log(line.startsWith('{"') ? `${prefix}${line.slice(1)}` : line)
 }
 
-/** `serve --workers N` (or `--workers=N`) overrides TOLLGATE_WORKERS. */
-function withWorkersFlag(config: Config, args: string[]): Config {
-  const at = args.findIndex((arg) => arg === '--workers' || arg.startsWith('--workers='))
-  if (at < 0) return config
-  const flag = args[at] ?? ''
-  const value = flag.includes('=') ? flag.slice(flag.indexOf('=') + 1) : (args[at + 1] ?? '')
-  return { ...config, workers: workerCount(value, '--workers', config.databaseUrl) }
+/** The environment with the listener flags in place of PORT and HOST. */
+function withFlags(env: NodeJS.ProcessEnv, flags: { port?: number; host?: string }): Record<string, string | undefined> {
+  return { ...env, ...(flags.port === undefined ? {} : { PORT: String(flags.port) }), ...(flags.host === undefined ? {} : { HOST: flags.host }) }
 }
 
 function print(text: string, code = 0): number {
@@ -204,8 +199,20 @@ function print(text: string, code = 0): number {
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
-  (error: unknown) => {
-    console.error(error instanceof ConfigError ? `config error: ${error.message}` : `error: ${error instanceof Error ? error.message : String(error)}`)
-    process.exit(1)
-  },
+  (error: unknown) => process.exit(reportFailure(error)),
 )
+
+/**
+ * The last words of a command that cannot go on: a usage mistake is told to the person who typed
+ * it (exit 2); anything else is one JSON error line, as every other line of a gateway (exit 1).
+ */
+function reportFailure(error: unknown): number {
+  if (error instanceof UsageError) {
+    console.error(`error: ${error.message}\nrun \`tollgate --help\` for the commands, flags and environment variables`)
+    return 2
+  }
+  if (error instanceof ConfigError) console.error(eventLine('error', `config error: ${error.message}`, error.fields))
+  else if (error instanceof DatabaseUnreachableError) console.error(eventLine('error', error.message, error.fields))
+  else console.error(eventLine('error', `error: ${error instanceof Error ? error.message : String(error)}`))
+  return 1
+}

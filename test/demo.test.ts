@@ -86,6 +86,19 @@ describe('tollgate demo', () => {
     expect(demo.output).toMatch(/^Admin token: +demo-admin-[0-9a-f]+ \(made up for this run\)$/m)
   })
 
+  test('prints the console with the admin token it signs in with, and the console is there', async () => {
+    const consoleUrl = demo.output.match(/^Console: +(\S+) \(sign in with the admin token below\)$/m)?.[1]
+    expect(consoleUrl).toBe(`${demo.base}/console`)
+    const page = await fetch(consoleUrl ?? '')
+    expect(page.status).toBe(200)
+    expect(page.headers.get('content-type')).toContain('text/html')
+    // The token printed below it opens the admin API the console reads.
+    const token = demo.output.match(/^Admin token: +(demo-admin-[0-9a-f]+) /m)?.[1]
+    const accounts = await fetch(`${demo.base}/admin/v1/accounts`, { headers: { authorization: `Bearer ${token}` } })
+    expect(accounts.status).toBe(200)
+    expect(demo.output.indexOf('Console:')).toBeLessThan(demo.output.indexOf('Admin token:'))
+  })
+
   test('the printed curl command makes a billed call, paid from the demo wallet to the micro-credit', async () => {
     const before = await wallet()
     expect(before).toBe(10)
@@ -179,6 +192,26 @@ describe('tollgate demo', () => {
     expect(await demo.child.exited).toBe(0)
     expect(readdirSync(temp)).toEqual([])
   }, 30_000)
+})
+
+describe('tollgate demo stopped in a hurry', () => {
+  test('a second Ctrl-C during the drain exits at once and still deletes the temporary data', async () => {
+    const temp = mkdtempSync(join(tmpdir(), 'tollgate-demo-test-'))
+    try {
+      // A long drain: the first SIGINT starts it, the second cuts it short.
+      const demo = await startDemo({ TMPDIR: temp, TOLLGATE_DRAIN_SECONDS: '60' })
+      expect(readdirSync(temp).filter((name) => name.startsWith('tollgate-demo-'))).toHaveLength(1)
+      demo.child.kill('SIGINT')
+      for (let waited = 0; !demo.logs().includes('draining') && waited < 10_000; waited += 20) await Bun.sleep(20)
+      expect(demo.logs()).toContain('draining')
+      demo.child.kill('SIGINT')
+      expect(await demo.child.exited).toBe(130)
+      expect(demo.logs()).toContain('second signal during the drain')
+      expect(readdirSync(temp)).toEqual([])
+    } finally {
+      rmSync(temp, { recursive: true, force: true })
+    }
+  }, 60_000)
 })
 
 describe('tollgate demo on an operator-chosen data directory', () => {

@@ -3,6 +3,7 @@ import type { Browser } from 'playwright-core'
 import { ENDPOINT_RULES } from '../src/auth/endpoint-rules'
 import { blockOutside, launchChromium } from './support/browser'
 import { testDatabases } from './support/databases'
+import { ADMIN_TOKEN } from './support/gateway'
 import { gatewaySuite } from './support/gateway-suite'
 
 /**
@@ -12,7 +13,8 @@ import { gatewaySuite } from './support/gateway-suite'
  */
 const SCREENSHOT = '/tmp/tollgate-swagger.png'
 
-type Operation = { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }>; security?: unknown[] }
+type Parameter = { name: string; in: string; description?: string; schema?: { enum?: string[] } }
+type Operation = { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }>; security?: unknown[]; parameters?: Parameter[] }
 
 describe('/swagger', () => {
   const served = gatewaySuite(testDatabases[0]!, { served: true })
@@ -118,6 +120,47 @@ describe('/swagger', () => {
       expect(Object.keys(document.paths[path]?.post?.responses?.['200']?.content ?? {}).sort()).toEqual(['application/json', 'text/event-stream'])
     }
     expect(Object.keys(document.paths['/v1/audio/speech']?.post?.responses?.['200']?.content ?? {})).toContain('audio/mpeg')
+  })
+
+  test('every parameter of every operation is described, and every export (format=csv|jsonl) is documented with the media type it is sent as', async () => {
+    const document = (await (await fetch(`${served.origin}/swagger/json`)).json()) as { paths: Record<string, Record<string, Operation>> }
+    const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, operation]) => ({ where: `${method.toUpperCase()} ${path}`, path, operation })),
+    )
+    const parameters = operations.flatMap(({ where, operation }) => (operation.parameters ?? []).map((parameter) => ({ where, parameter })))
+    expect(parameters.length).toBeGreaterThanOrEqual(40)
+    for (const { where, parameter } of parameters) {
+      const described = typeof parameter.description === 'string' && parameter.description.trim().length >= 8
+      expect({ where, parameter: `${parameter.in} ${parameter.name}`, described }).toEqual({
+        where,
+        parameter: `${parameter.in} ${parameter.name}`,
+        described: true,
+      })
+    }
+
+    const exporting = operations.filter(({ operation }) => operation.parameters?.some((parameter) => parameter.name === 'format'))
+    expect(exporting.map(({ where }) => where)).toEqual(expect.arrayContaining(['GET /admin/v1/ledger', 'GET /admin/v1/usage']))
+    const { key } = await served.harness.key()
+    served.upstream.script({ text: 'exported', usage: { prompt_tokens: 3, completion_tokens: 1 } })
+    const call = await fetch(`${served.origin}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }] }),
+    })
+    expect(call.status).toBe(200)
+    for (const { where, path, operation } of exporting) {
+      const formats = operation.parameters?.find((parameter) => parameter.name === 'format')?.schema?.enum ?? []
+      expect({ where, formats }).toEqual({ where, formats: expect.arrayContaining(['csv', 'jsonl']) })
+      const documented = operation.responses?.['200']?.content ?? {}
+      for (const format of ['csv', 'jsonl']) {
+        // What the endpoint really sends for the format is one of the documented media types, with a schema.
+        const reply = await fetch(`${served.origin}${path}?format=${format}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+        expect({ where, format, status: reply.status }).toEqual({ where, format, status: 200 })
+        const mediaType = (reply.headers.get('content-type') ?? '').split(';')[0]?.trim() ?? ''
+        expect({ where, format, mediaType, documented: documented[mediaType]?.schema !== undefined }).toEqual({ where, format, mediaType, documented: true })
+        await reply.arrayBuffer()
+      }
+    }
   })
 
   test('a real answer passes through its documented endpoint unchanged (the answer schemas do not validate or strip)', async () => {

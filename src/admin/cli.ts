@@ -20,7 +20,7 @@ export async function runAdminCommand(
   const flagArgs = firstFlag < 0 ? [] : args.slice(firstFlag)
   const operation = ADMIN_OPERATIONS.find((candidate) => candidate.command.join(' ') === words.join(' '))
   if (!operation) {
-    out(adminUsage())
+    out(words.length > 0 ? `error: unknown admin command "${words.join(' ').slice(0, 100)}"\n${adminUsage()}` : adminUsage())
     return 2
   }
   let input: AdminInput

@@ -5,6 +5,9 @@
 
 export type ExportFormat = 'csv' | 'jsonl'
 
+/** The media type each export is sent as (its `content-type`, with `charset=utf-8`), as the API document names it. */
+export const EXPORT_MEDIA_TYPES: Readonly<Record<ExportFormat, string>> = { csv: 'text/csv', jsonl: 'application/x-ndjson' }
+
 export class AdminExport {
   constructor(
     readonly format: ExportFormat,
@@ -16,7 +19,7 @@ export class AdminExport {
   ) {}
 
   get contentType(): string {
-    return this.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8'
+    return `${EXPORT_MEDIA_TYPES[this.format]}; charset=utf-8`
   }
 
   get fileName(): string {

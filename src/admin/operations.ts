@@ -7,6 +7,7 @@ import type { PayerKind } from '../db/schema'
 import { InvalidRequestError, NotFoundError } from '../errors/kinds'
 import type { Services } from '../services/services'
 import { ACTIVITY_OPERATIONS } from './activity-operations'
+import { idParam } from './id-param'
 import { KeyFields } from './key-fields'
 import { type AdminOperation, defineOperation } from './operation'
 import { QuotasField, quotaChanges, wholeQuotas } from './quota-fields'
@@ -15,11 +16,12 @@ import { USAGE_OPERATION } from './usage-operations'
 import { accountView, amountToMicros, keyView, parseTimestamp, quotasView, spentView, walletView } from './views'
 import { WEBHOOK_OPERATIONS } from './webhook-operations'
 
-const Id = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
+const AccountIdParam = idParam('account', 'acct')
+const KeyIdParam = idParam('API key', 'key')
 const Amount = Type.Number({ description: 'Credits, up to 6 decimals; negative for an adjustment down.' })
 /** OpenID Connect bounds a subject at 255 characters; ids and issuers are far shorter than these. */
-const Issuer = Type.String({ minLength: 1, maxLength: 500 })
-const Subject = Type.String({ minLength: 1, maxLength: 255 })
+const Issuer = Type.String({ minLength: 1, maxLength: 500, description: "The user token's issuer (`iss`), as TOLLGATE_OIDC_ISSUER names it" })
+const Subject = Type.String({ minLength: 1, maxLength: 255, description: "The user's subject (`sub`) in the issuer's tokens" })
 const AccountId = Type.String({ minLength: 1, maxLength: 100 })
 const IdempotencyKey = Type.String({ minLength: 1, maxLength: 200, description: 'The same key twice applies once.' })
 
@@ -85,7 +87,7 @@ export const ADMIN_OPERATIONS: readonly AdminOperation[] = [
     method: 'GET',
     path: '/accounts/:id',
     summary: 'An account and its wallet',
-    params: Id,
+    params: AccountIdParam,
     run: async (services, { params }) => accountView(await requireAccount(services, params.id)),
   }),
   defineOperation({
@@ -93,7 +95,7 @@ export const ADMIN_OPERATIONS: readonly AdminOperation[] = [
     method: 'PATCH',
     path: '/accounts/:id',
     summary: "Set an account's low-balance threshold (null clears it): below it, its wallet raises a balance.low alert",
-    params: Id,
+    params: AccountIdParam,
     body: Type.Object({ low_balance_threshold: Type.Union([KeyFields.low_balance_threshold, Type.Null()]) }, { additionalProperties: false }),
     run: async (services, { params, body }) => {
       const threshold = body.low_balance_threshold === null ? null : amountToMicros(body.low_balance_threshold, 'low_balance_threshold')
@@ -107,7 +109,7 @@ export const ADMIN_OPERATIONS: readonly AdminOperation[] = [
     method: 'POST',
     path: '/accounts/:id/credits',
     summary: "Add credits to an account's wallet (negative: an adjustment)",
-    params: Id,
+    params: AccountIdParam,
     body: Type.Object({ amount: Amount, idempotency_key: Type.Optional(IdempotencyKey), note: Type.Optional(Type.String({ maxLength: 1000 })) }),
     run: async (services, { params, body }) => {
       const { account } = await requireAccount(services, params.id)
@@ -157,7 +159,7 @@ export const ADMIN_OPERATIONS: readonly AdminOperation[] = [
     method: 'GET',
     path: '/keys/:id',
     summary: "An API key's record (never its secret)",
-    params: Id,
+    params: KeyIdParam,
     run: (services, { params }) => keyWithAllotment(services, params.id),
   }),
   defineOperation({
@@ -165,7 +167,7 @@ export const ADMIN_OPERATIONS: readonly AdminOperation[] = [
     method: 'POST',
     path: '/keys/:id/revoke',
     summary: 'Revoke an API key: at once here, within 5 seconds on other instances',
-    params: Id,
+    params: KeyIdParam,
     run: async (services, { params }) => {
       await requireKey(services, params.id)
       await services.keys.revoke(params.id)
@@ -177,7 +179,7 @@ export const ADMIN_OPERATIONS: readonly AdminOperation[] = [
     method: 'POST',
     path: '/keys/:id/allotment',
     summary: "Add credits to a key's allotment; a key with an allotment pays only from it",
-    params: Id,
+    params: KeyIdParam,
     body: Type.Object({ amount: Amount, idempotency_key: Type.Optional(IdempotencyKey) }),
     run: async (services, { params, body }) => {
       const key = await requireKey(services, params.id)

@@ -7,6 +7,7 @@ import { findWallet } from '../billing/wallets'
 import { InvalidRequestError, NotFoundError } from '../errors/kinds'
 import { DEFAULT_PAGE_SIZE, decodeSequence, decodeTimeAndId, encodeCursor, PageQuery, pageOf, timeAndIdCursor } from './cursor'
 import { AdminExport, keysetPages } from './export'
+import { idParam } from './id-param'
 import { KeyFields } from './key-fields'
 import { type AdminOperation, defineOperation } from './operation'
 import { quotaChanges } from './quota-fields'
@@ -66,7 +67,7 @@ export const REPORTING_OPERATIONS: readonly AdminOperation[] = [
     method: 'GET',
     path: '/keys',
     summary: "API keys' records (never their secrets), of one account or all, newest first, a page at a time",
-    query: Type.Object({ account_id: Type.Optional(Type.String({ minLength: 1 })), ...PageQuery }),
+    query: Type.Object({ account_id: Type.Optional(Type.String({ minLength: 1, description: "Only this account's keys" })), ...PageQuery }),
     run: async (services, { query }) => {
       const limit = query.limit ?? DEFAULT_PAGE_SIZE
       const rows = await services.keys.list({ accountId: query.account_id, limit: limit + 1, after: decodeTimeAndId('keys', query.cursor) })
@@ -84,7 +85,7 @@ export const REPORTING_OPERATIONS: readonly AdminOperation[] = [
     path: '/keys/:id',
     summary:
       "Change a key's name, scopes, models, spend limits, low-balance threshold, rate limits or expiry (null clears): at once here, within 5 seconds on other instances",
-    params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
+    params: idParam('API key', 'key'),
     body: Type.Object(
       {
         name: Type.Optional(Nullable(KeyFields.name)),
@@ -143,15 +144,20 @@ export const REPORTING_OPERATIONS: readonly AdminOperation[] = [
     path: '/ledger',
     summary: 'Ledger entries, newest first: a page at a time, or the whole selection streamed as CSV or JSON Lines',
     query: Type.Object({
-      account_id: Type.Optional(Type.String()),
-      key_id: Type.Optional(Type.String()),
-      user_sub: Type.Optional(Type.String()),
-      request_id: Type.Optional(Type.String()),
+      account_id: Type.Optional(Type.String({ description: "Only entries of this account's wallet and its keys" })),
+      key_id: Type.Optional(Type.String({ description: "Only this API key's entries" })),
+      user_sub: Type.Optional(Type.String({ description: "Only this user's entries (the `sub` of their tokens)" })),
+      request_id: Type.Optional(Type.String({ description: "Only this request's entries (its `x-request-id`)" })),
       session_id: Type.Optional(
         Type.String({ maxLength: 128, description: "The client's session (the call's `x-claude-code-session-id`, `session_id` or `x-session-id` header)" }),
       ),
-      model: Type.Optional(Type.String()),
-      kind: Type.Optional(Type.Union(LEDGER_KINDS.map((kind) => Type.Literal(kind)))),
+      model: Type.Optional(Type.String({ description: 'Only entries of calls this gateway model served' })),
+      kind: Type.Optional(
+        Type.Union(
+          LEDGER_KINDS.map((kind) => Type.Literal(kind)),
+          { description: `Only entries of this kind: ${LEDGER_KINDS.join(', ')}` },
+        ),
+      ),
       since: Type.Optional({ ...Instant, description: `${Instant.description}; inclusive` }),
       until: Type.Optional({ ...Instant, description: `${Instant.description}; exclusive` }),
       ...PageQuery,

@@ -65,17 +65,21 @@ export const USAGE_OPERATION = defineOperation({
           description: '`hour`, `day` or `month` (default `day`), optionally with `account`, `key`, `user`, `model`, `session`, comma-separated.',
         }),
       ),
-      account_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-      key_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-      model: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+      account_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "Only this account's calls" })),
+      key_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "Only this API key's calls" })),
+      model: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Only the calls this gateway model served' })),
       session_id: Type.Optional(
         Type.String({ minLength: 1, maxLength: 128, description: "Only the calls of this client session (the calls' session header)" }),
       ),
       since: Type.Optional(Bound),
       until: Type.Optional(Bound),
-      format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv'), Type.Literal('jsonl')])),
-      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
-      cursor: Type.Optional(Type.String({ maxLength: 2000 })),
+      format: Type.Optional(
+        Type.Union([Type.Literal('json'), Type.Literal('csv'), Type.Literal('jsonl')], {
+          description: 'json (a page, the default), or csv or jsonl: every row selected, streamed',
+        }),
+      ),
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'Rows per page; 100 unless given' })),
+      cursor: Type.Optional(Type.String({ maxLength: 2000, description: "The previous page's `next_cursor`" })),
     },
     // Let through, so that `run` can refuse an unknown parameter by its name rather than have it silently dropped.
     { additionalProperties: true },

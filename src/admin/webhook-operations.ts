@@ -14,12 +14,13 @@ import {
 import { InvalidRequestError, NotFoundError } from '../errors/kinds'
 import type { Services } from '../services/services'
 import { DEFAULT_PAGE_SIZE, decodeTimeAndId, PageQuery, pageOf, timeAndIdCursor } from './cursor'
+import { idParam } from './id-param'
 import { type AdminOperation, defineOperation } from './operation'
 
 /** Alerts by webhook (docs/operations.md#alerts): the receivers, a test event, and each one's delivery log. */
 
 const MAX_URL_LENGTH = 2048
-const Id = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
+const Id = idParam('webhook', 'wh')
 
 /** The URL a webhook posts to: http or https, any host (the operator configures it, so no address is refused). */
 function webhookUrl(text: string): string {

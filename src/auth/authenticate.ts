@@ -2,6 +2,7 @@ import { InvalidApiKeyError, KeyScopeError } from '../errors/kinds'
 import { looksLikeApiKey } from './api-key-secret'
 import type { ApiKeyRow, ApiKeyStore } from './api-keys'
 import type { EndpointRule } from './endpoint-rules'
+import { providerKeyRefusal } from './provider-keys'
 import type { RateLimiter, RateLimitHeaders } from './rate-limit'
 import type { UserTokenVerifier } from './user-tokens'
 import type { UserRow, UserStore } from './users'
@@ -38,7 +39,10 @@ export class Authenticator {
     if (authorization !== null) {
       caller = await this.identify(bearerCredential(authorization), rule)
     } else if (apiKeyHeader !== null && rule.credentials === 'bearer-or-x-api-key') {
-      caller = { kind: 'api-key', key: await this.keys.verify(apiKeyHeader.trim()) }
+      const credential = apiKeyHeader.trim()
+      const refusal = providerKeyRefusal(credential)
+      if (refusal) throw refusal
+      caller = { kind: 'api-key', key: await this.keys.verify(credential) }
     } else if (rule.credentials === 'optional-bearer') {
       return ANONYMOUS
     } else if (apiKeyHeader !== null) {
@@ -57,6 +61,8 @@ export class Authenticator {
 
   private async identify(credential: string, rule: EndpointRule): Promise<Caller> {
     if (looksLikeApiKey(credential)) return { kind: 'api-key', key: await this.keys.verify(credential) }
+    const refusal = providerKeyRefusal(credential)
+    if (refusal) throw refusal
     if (rule.apiKeyOnly) throw new InvalidApiKeyError('This endpoint needs an API key; user tokens are not accepted here.')
     const verified = await this.tokens.verify(credential)
     return { kind: 'user', user: await this.users.findOrCreate(verified.issuer, verified.subject) }

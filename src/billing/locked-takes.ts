@@ -3,12 +3,11 @@ import type { Database, Queryable } from '../db/database'
 import { isTransientDatabaseError } from '../db/errors'
 import { retryingDeadlocks } from '../db/rows'
 import { holds, ledgerEntries, periodSpend, wallets } from '../db/schema'
-import { InsufficientBalanceError } from '../errors/kinds'
 import { newId } from '../util/ids'
 import type { Hold, HoldRequest } from './hold'
+import { creditRefusal, passedQuota } from './hold-refusals'
 import { adjustPeriodSpend, adjustWallets, type HoldRow } from './hold-rows'
 import { hasQuota, type PeriodKeys } from './periods'
-import { passedQuota } from './quota-refusal'
 
 /**
  * The locking path of taking holds: rows locked in the billing lock order (wallets by id, then
@@ -61,7 +60,7 @@ function takeLocked(db: Database, instanceId: string, requests: HoldRequest[], {
       const { walletId, spenderId } = request.payer
       const left = available.get(walletId) ?? 0n
       if (request.amount > left) {
-        outcomes.push(new InsufficientBalanceError('Not enough credit for the worst case of this request.'))
+        outcomes.push(creditRefusal(request.amount, left))
         continue
       }
       const spent = (periodKey: string) => committed.get(spendRowId(spenderId, periodKey)) ?? 0n

@@ -44,6 +44,16 @@ export function periodKey(period: Period, date: Date): string {
   return `${year}-W${String(week).padStart(2, '0')}`
 }
 
+/** When the period known by `key` ends (UTC): the start of the next one, when its limit resets. */
+export function periodEndOfKey(period: Period, key: string): Date {
+  const [year = 0, second = 1] = key.split(/-W?/).map(Number)
+  if (period === 'month') return new Date(Date.UTC(year, second, 1))
+  if (period === 'day') return new Date(Date.parse(`${key}T00:00:00Z`) + DAY_MS)
+  // January 4th is always in week 1 of its ISO year.
+  const firstMonday = periodStart('week', new Date(Date.UTC(year, 0, 4)))
+  return new Date(firstMonday.getTime() + second * 7 * DAY_MS)
+}
+
 /** The keys of the periods `date` falls in. */
 export function periodKeys(date: Date): PeriodKeys {
   return { day: periodKey('day', date), week: periodKey('week', date), month: periodKey('month', date) }

@@ -3,6 +3,7 @@ import { creditsToMicros } from '../billing/money'
 import { builtinCatalog } from '../catalog/builtin'
 import { type CatalogFile, CatalogFileSchema } from '../catalog/catalog-schema'
 import { pointerToPath } from '../util/json-pointer'
+import { findJsonSyntaxError } from '../util/json-syntax-error'
 import { ConfigError, checkConfig } from './config-error'
 import type { Env } from './environment'
 
@@ -34,12 +35,15 @@ function readConfigText(path: string): string {
 /** The catalogue, and where it came from for messages about it. */
 export function loadCatalog(path: string | undefined, env: Env, fileText: string | undefined): { catalog: CatalogFile; source: string } {
   if (!path) return { catalog: builtinCatalog(env), source: BUILTIN_SOURCE }
-  const text = fileText ?? readConfigText(path)
+  // A byte order mark, which some editors write, is not JSON: read past it.
+  const text = (fileText ?? readConfigText(path)).replace(/^\uFEFF/, '')
   let parsed: unknown
   try {
     parsed = JSON.parse(text)
   } catch (error) {
-    throw new ConfigError(`${path}: not valid JSON (${error instanceof Error ? error.message : String(error)})`)
+    const syntax = findJsonSyntaxError(text)
+    if (!syntax) throw new ConfigError(`${path}: not valid JSON (${error instanceof Error ? error.message : String(error)})`)
+    throw new ConfigError(`${path}:${syntax.line}:${syntax.column}: not valid JSON: ${syntax.problem}`, { line: syntax.line, column: syntax.column })
   }
   const catalog = checkConfig(CatalogFileSchema, parsed, path, pointerToPath)
   checkReferences(catalog, path)

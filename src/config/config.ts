@@ -6,7 +6,7 @@ import type { TracesConfig } from '../observability/tracing'
 import type { ProviderConfig } from '../providers/provider-config'
 import type { UpstreamClientKind } from '../providers/registry'
 import { BUILTIN_SOURCE, configFilePath, loadCatalog } from './config-file'
-import { checkEnvironment, creditLease, type Env, listenPort, minuteLimit, upstreamConnections } from './environment'
+import { checkEnvironment, creditLease, databaseWaitMs, type Env, listenPort, minuteLimit, upstreamConnections } from './environment'
 import { resolveProviders } from './providers'
 import { tracesConfig } from './traces'
 import { workerCount } from './workers'
@@ -16,6 +16,8 @@ export interface Config {
   host: string
   port: number
   databaseUrl: string | undefined
+  /** How long a start waits for an unreachable Postgres server before it gives up (docs/operations.md#postgres). */
+  databaseWaitMs: number
   dataDir: string
   adminToken: string | undefined
   /** Reads GET /metrics (so does the admin token); without either, /metrics does not exist (docs/operations.md#metrics). */
@@ -76,6 +78,7 @@ export function loadConfig(env: Env = process.env, fileText?: string): Config {
     host: vars.HOST ?? '127.0.0.1',
     port,
     databaseUrl: vars.DATABASE_URL,
+    databaseWaitMs: databaseWaitMs(vars.TOLLGATE_DB_WAIT_SECONDS),
     dataDir: vars.TOLLGATE_DATA_DIR ?? './data',
     adminToken: vars.TOLLGATE_ADMIN_TOKEN,
     metricsToken: vars.TOLLGATE_METRICS_TOKEN,

@@ -13,6 +13,7 @@ const EnvSchema = Type.Object({
   PORT: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}$' })),
   HOST: Type.Optional(Type.String({ minLength: 1 })),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  TOLLGATE_DB_WAIT_SECONDS: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$' })),
   TOLLGATE_DATA_DIR: Type.Optional(Type.String({ minLength: 1 })),
   TOLLGATE_CONFIG: Type.Optional(Type.String({ minLength: 1 })),
   TOLLGATE_ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 1 })),
@@ -62,6 +63,19 @@ export function listenPort(value: string | undefined): number {
   const port = Number(value ?? 8080)
   if (port > 65535) throw new ConfigError('environment: PORT must be between 0 and 65535')
   return port
+}
+
+/** The longest a start waits for an unreachable Postgres server (docs/operations.md#postgres). */
+export const MAX_DATABASE_WAIT_SECONDS = 3600
+const DEFAULT_DATABASE_WAIT_SECONDS = 30
+
+/** How long a start waits for its Postgres server to answer: TOLLGATE_DB_WAIT_SECONDS, else 30 s; 0 gives up at the first failure. */
+export function databaseWaitMs(value: string | undefined): number {
+  const seconds = Number(value ?? DEFAULT_DATABASE_WAIT_SECONDS)
+  if (seconds > MAX_DATABASE_WAIT_SECONDS) {
+    throw new ConfigError(`environment: TOLLGATE_DB_WAIT_SECONDS must be between 0 and ${MAX_DATABASE_WAIT_SECONDS} (got ${seconds})`)
+  }
+  return seconds * 1000
 }
 
 /** A per-minute limit from its variable: unset is the default, 0 is no limit. */

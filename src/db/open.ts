@@ -3,9 +3,15 @@ import { lockDataDir } from './data-dir-lock'
 import { embeddedTemplate } from './embedded-template'
 import { migrate } from './migrate'
 import { holdsDatabase, seedDataDir } from './seed-data-dir'
+import { waitForDatabase } from './wait-for-database'
 
-/** The database the config names, locked (when embedded) and migrated: how every command starts. */
-export async function openConfiguredDatabase(config: { databaseUrl: string | undefined; dataDir: string }): Promise<DatabaseHandle> {
+/**
+ * The database the config names, locked (when embedded) and migrated: how every command starts.
+ * A Postgres server that does not answer yet is waited for up to `databaseWaitMs`
+ * (wait-for-database.ts; undefined: one try).
+ */
+export async function openConfiguredDatabase(config: { databaseUrl: string | undefined; dataDir: string; databaseWaitMs?: number }): Promise<DatabaseHandle> {
+  if (config.databaseUrl) await waitForDatabase(config.databaseUrl, { waitMs: config.databaseWaitMs ?? 0 })
   const unlock = config.databaseUrl ? () => {} : lockDataDir(config.dataDir)
   try {
     const handle = config.databaseUrl ? await openDatabase({ url: config.databaseUrl }) : await openEmbedded(config.dataDir)

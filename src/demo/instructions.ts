@@ -41,6 +41,7 @@ export function demoInstructions(facts: DemoFacts): string {
         ]
       : []),
     `Gateway:      ${facts.gatewayUrl}`,
+    `Console:      ${base}/console (sign in with the admin token below)`,
     `Provider:     ${DEMO_PROVIDER}, an echo server inside this process (${facts.echoBaseUrl}). It is not a model:`,
     '              it answers "echo: " and your last message, and reports token counts (about four characters',
     '              a token) at made-up prices, so every call is billed. It exists only in `tollgate demo`.',

@@ -18,8 +18,8 @@ export interface ServeOptions {
   onListening?: (url: URL) => void
   /** The channel to the primary, in a worker of `serve --workers N`. */
   worker?: WorkerLink
-  /** What SIGHUP loads; by default the environment and the config file, as a start reads them. */
-  reloadConfig?: () => Config
+  /** What SIGHUP loads: the environment and the config file, as this start read them. */
+  reloadConfig: () => Config
 }
 
 /** The serve path of `tollgate serve`. */
@@ -39,6 +39,9 @@ type Env = Record<string, string | undefined>
  */
 export async function runDemo(env: Env, serve: Serve, out: (text: string) => void): Promise<number> {
   const workspace = mkdtempSync(join(tmpdir(), 'tollgate-demo-'))
+  // A second Ctrl-C exits at once (main.ts), past the `finally` below: the exit itself removes it.
+  const removeWorkspace = () => rmSync(workspace, { recursive: true, force: true })
+  process.on('exit', removeWorkspace)
   const echo = startEchoProvider()
   try {
     const ownDataDir = env.TOLLGATE_DATA_DIR === undefined || env.TOLLGATE_DATA_DIR === ''
@@ -91,7 +94,8 @@ export async function runDemo(env: Env, serve: Serve, out: (text: string) => voi
     })
   } finally {
     echo.stop()
-    rmSync(workspace, { recursive: true, force: true })
+    removeWorkspace()
+    process.off('exit', removeWorkspace)
   }
 }
 

@@ -10,6 +10,7 @@ import { readJsonObjectBytes } from '../streaming/upstream-json'
 import { BilledCall } from './billed-call'
 import { withCost } from './cost-header'
 import { deliverPriced } from './priced'
+import { withRefusalHint } from './refusal-hint'
 import { sessionIdOf } from './session-id'
 import { observeTranslated, relayStream } from './stream-relay'
 import { sseSource, upstreamBodyOf } from './stream-sources'
@@ -41,7 +42,9 @@ export async function dispatch<Body, R extends Route>(services: DispatchServices
     plan.modelId,
     plan.routes[0].provider.name,
     request.record.sessionId,
-  )
+  ).catch((error: unknown) => {
+    throw withRefusalHint(error, plan.outputCap)
+  })
   if (plan.kind === 'video') return releasedOnFailure(call, () => deliverVideo(call, plan, request.signal, services.routeCooldowns))
   let answer: UpstreamAnswer<R>
   try {

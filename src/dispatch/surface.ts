@@ -75,6 +75,15 @@ export interface PlannedCall<R extends Route> {
   routes: NonEmpty<R>
   /** The worst case, in micro-credits, reserved before the first upstream call. */
   holdAmount: bigint
+  /** For a conversation, the request field that bounds its output and so its worst case: named by a refusal's hint. */
+  outputCap?: OutputCap
+}
+
+/** The field that bounds a conversation's output: how many tokens the hold assumed, and whether the client set it. */
+export interface OutputCap {
+  param: string
+  tokens: number
+  given: boolean
 }
 
 /** A call answered by one HTTP response: the dispatcher tries the routes with failover with `send`, then delivers. */

@@ -1,8 +1,8 @@
-import type { TObject } from '@sinclair/typebox'
-import { Elysia } from 'elysia'
+import type { TObject, TSchema } from '@sinclair/typebox'
+import { Elysia, t } from 'elysia'
 import { coerceText } from '../admin/coerce'
-import { AdminExport } from '../admin/export'
-import type { AdminFields } from '../admin/operation'
+import { AdminExport, EXPORT_MEDIA_TYPES } from '../admin/export'
+import type { AdminFields, AdminOperation } from '../admin/operation'
 import { ADMIN_OPERATIONS } from '../admin/operations'
 import { InvalidRequestError, NotFoundError } from '../errors/kinds'
 import type { GatewayContext } from '../http/gateway-context'
@@ -55,7 +55,7 @@ export function adminEndpoints(context: GatewayContext, services: Services) {
           summary: operation.summary,
           security: [{ adminToken: [] }],
           responses: {
-            ...(answer ? answerResponse(answer.description, { 'application/json': answer.schema, ...answer.alternatives }, operation.status ?? 200) : {}),
+            ...(answer ? answerResponse(answer.description, { 'application/json': answer.schema, ...exportAnswers(operation) }, operation.status ?? 200) : {}),
             ...errorResponses('openai', operation.method === 'GET' ? READ_ERRORS : WRITE_ERRORS),
           },
         },
@@ -63,6 +63,20 @@ export function adminEndpoints(context: GatewayContext, services: Services) {
     )
   }
   return app
+}
+
+/**
+ * What an operation with a `format` query parameter sends for `format=csv` and `format=jsonl`
+ * (admin/export.ts), beside its JSON page: every operation that exports is documented so.
+ */
+const EXPORT_ANSWERS: Readonly<Record<string, TSchema>> = {
+  [EXPORT_MEDIA_TYPES.csv]: t.String({ description: 'format=csv: a header row of the JSON field names, then one row per entry (RFC 4180), streamed' }),
+  [EXPORT_MEDIA_TYPES.jsonl]: t.String({ description: 'format=jsonl: one JSON object per line (JSON Lines), streamed' }),
+}
+
+/** An operation that takes `format` also answers CSV and JSON Lines (admin/export.ts). */
+function exportAnswers(operation: AdminOperation): Record<string, TSchema> {
+  return operation.query && Object.hasOwn(operation.query.properties, 'format') ? EXPORT_ANSWERS : {}
 }
 
 /**

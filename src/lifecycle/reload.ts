@@ -45,7 +45,7 @@ export function loadForReload(load: () => Config): Config | undefined {
     return load()
   } catch (error) {
     const message = error instanceof ConfigError ? error.message : `unexpected: ${error instanceof Error ? error.message : String(error)}`
-    logEvent('error', `config reload refused, the running config stays: ${message}`, { error: message })
+    logEvent('error', `config reload refused, the running config stays: ${message}`, { error: message, ...(error instanceof ConfigError ? error.fields : {}) })
     return undefined
   }
 }

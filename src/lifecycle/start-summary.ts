@@ -1,5 +1,7 @@
+import { microsToCredits } from '../billing/money'
 import { catalogCoverage } from '../catalog/coverage'
 import type { Config } from '../config/config'
+import { describeDatabase } from '../db/describe-database'
 import { type LogFields, type LogLevel, logEvent } from '../observability/log'
 
 /**
@@ -38,10 +40,40 @@ export function startLines(facts: StartFacts): StartLine[] {
       models: coverage.servedPerProvider,
       models_served: coverage.servedModels,
       aliases_served: coverage.servedAliases,
+      features: featuresOf(config),
+      credit_lease_credits: config.creditLeaseMicros === undefined ? null : microsToCredits(config.creditLeaseMicros),
       ...(facts.workers !== undefined && facts.workers > 1 ? { workers: facts.workers } : {}),
     },
   }
   return [summary, ...catalogWarnings(config)]
+}
+
+/** Which optional parts serve (docs/operations.md#start-up-summary): what an operator would otherwise find out by trying. */
+export interface Features {
+  /** /console: on with an admin token. */
+  console: boolean
+  /** /admin/v1: on with an admin token. */
+  admin_api: boolean
+  /** /metrics: on with a metrics or an admin token. */
+  metrics: boolean
+  /** Spans exported over OTLP: on with an OTLP endpoint. */
+  tracing: boolean
+  /** Rate-limit counters shared through Redis; off: each instance (or primary) counts alone. */
+  redis: boolean
+  /** Calls held from in-memory credit leases; off: each call is held exactly in the database. */
+  credit_lease: boolean
+}
+
+export function featuresOf(config: Config): Features {
+  const admin = config.adminToken !== undefined
+  return {
+    console: admin,
+    admin_api: admin,
+    metrics: admin || config.metricsToken !== undefined,
+    tracing: config.traces !== undefined,
+    redis: config.redisUrl !== undefined,
+    credit_lease: config.creditLeaseMicros !== undefined,
+  }
 }
 
 /**
@@ -105,20 +137,6 @@ function noModelFix(config: Config, missingCredentials: Record<string, string>):
   if (config.models.length === 0) return `${config.configFile} lists no model: add models, then send SIGHUP or restart`
   // A reload re-reads the file, not the environment: a new variable needs a restart.
   return `set the credentials ${config.configFile} names (${credentials.join(', ')}) and restart`
-}
-
-/** The embedded data directory, or the Postgres server and database: never the user, the password or the URL. */
-export function describeDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Record<string, string | number> {
-  // Paths as configured: an absolute path made from a random temporary directory reads like a token to the log scrubber.
-  if (!config.databaseUrl) return { engine: 'embedded', path: config.dataDir }
-  try {
-    const url = new URL(config.databaseUrl)
-    const name = decodeURIComponent(url.pathname.slice(1))
-    return { engine: 'postgres', host: url.hostname, port: Number(url.port || 5432), ...(name ? { name } : {}) }
-  } catch {
-    // The driver takes forms a URL parser refuses (several hosts); naming the engine is enough then.
-    return { engine: 'postgres' }
-  }
 }
 
 export function describeConfigSource(config: Pick<Config, 'configFile'>): string {

@@ -2,7 +2,7 @@ import { MemoryHitCounter } from '../auth/rate-limit'
 import { type Config, loadConfig } from '../config/config'
 import { readConfigFile } from '../config/config-file'
 import { openConfiguredDatabase } from '../db/open'
-import { logEvent } from '../observability/log'
+import { eventLine, logEvent } from '../observability/log'
 import { loadForReload } from './reload'
 import { logStartSummary } from './start-summary'
 import { type FromPrimary, type FromWorker, fromWorker, WORKER_ENV } from './worker-messages'
@@ -124,7 +124,7 @@ class Primary {
       else if (this.slots.every((each) => each.listened)) {
         this.announced = true
         const listen = message.url
-        console.log(JSON.stringify({ level: 'info', message: 'listening', url: listen, database: 'postgres', workers }))
+        console.log(eventLine('info', 'listening', { url: listen, database: 'postgres', workers }))
         logStartSummary({ version, config, listen, workers })
       }
     } else if (message.kind === 'counter') {

@@ -34,6 +34,14 @@ export type LogFields = Record<string, unknown>
 /** A line longer than this is cut: one bad value must not flood the log. */
 const MAX_LINE_LENGTH = 4096
 
+/** Fields on every event line of this process: a worker's slot and process id (docs/operations.md#workers). */
+let processFields: LogFields = {}
+
+/** From now on every event line of this process carries `fields` first (`{"worker":2,"pid":4711,…}`). */
+export function tagEventLines(fields: LogFields): void {
+  processFields = { ...fields }
+}
+
 /**
  * Writes one event, unless its level is below `TOLLGATE_LOG_LEVEL`. The line is scrubbed of
  * anything shaped like a credential, in case a field quoted one, and an oversized line keeps its
@@ -42,13 +50,25 @@ const MAX_LINE_LENGTH = 4096
 export function logEvent(level: LogLevel, message: string, fields: LogFields = {}): void {
   eventThreshold ??= logLevelOf(process.env.TOLLGATE_LOG_LEVEL)
   if (!meetsLevel(level, eventThreshold)) return
+  console.error(eventLine(level, message, fields))
+}
+
+/**
+ * An event as its JSON line, whatever the level threshold: for the few lines written to stdout
+ * at every level (`listening`, which scripts and supervisors wait for).
+ */
+export function eventLine(level: LogLevel, message: string, fields: LogFields = {}): string {
   const time = new Date().toISOString()
-  const line = scrubCredentials(JSON.stringify({ time, level, message, ...fields }, jsonSafe))
-  if (line.length <= MAX_LINE_LENGTH) {
-    console.error(line)
-    return
-  }
-  console.error(JSON.stringify({ time, level, message: scrubCredentials(message.slice(0, 200)), truncated: true, head: line.slice(0, MAX_LINE_LENGTH - 400) }))
+  const line = scrubCredentials(JSON.stringify({ ...processFields, time, level, message, ...fields }, jsonSafe))
+  if (line.length <= MAX_LINE_LENGTH) return line
+  return JSON.stringify({
+    ...processFields,
+    time,
+    level,
+    message: scrubCredentials(message.slice(0, 200)),
+    truncated: true,
+    head: line.slice(0, MAX_LINE_LENGTH - 400),
+  })
 }
 
 /** Bigints (micro-credits) would make JSON.stringify throw, and a log call must never throw. */

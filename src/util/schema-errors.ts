@@ -18,6 +18,19 @@ export function firstSchemaError(schema: TSchema, value: unknown): ValueError | 
   return checker.Check(value) ? undefined : Value.Errors(schema, value).First()
 }
 
+/**
+ * Every way `value` fails `schema`, one per path (the first said of it: a missing field is not
+ * also reported as the wrong type), in document order; empty when it fits.
+ */
+export function schemaErrors(schema: TSchema, value: unknown): ValueError[] {
+  if (firstSchemaError(schema, value) === undefined) return []
+  const byPath = new Map<string, ValueError>()
+  for (const error of Value.Errors(schema, value)) {
+    if (!byPath.has(error.path)) byPath.set(error.path, error)
+  }
+  return [...byPath.values()]
+}
+
 /** TypeBox's words for a failed value, made plainer where they are vague ("Expected union value"). */
 export function describeSchemaError(error: { message: string; schema: TSchema; value?: unknown }): string {
   const options: unknown[] | undefined = Array.isArray(error.schema.anyOf) ? error.schema.anyOf.map((option: TSchema) => option.const) : undefined

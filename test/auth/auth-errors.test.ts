@@ -38,6 +38,33 @@ describe('authentication errors (docs/api.md#credentials)', () => {
       expectError(await pricing(bearer(key.replace('_prod_', '_test_'))), 401, 'invalid_api_key')
     })
     test('secret too short', async () => expectError(await pricing(bearer('tollgate_sk_prod_abc')), 401, 'invalid_api_key'))
+    // Made-up keys in each provider's shape (none is a real credential).
+    const providerKeys: [string, string][] = [
+      [`sk-proj-${'Ab3'.repeat(40)}`, 'an OpenAI API key'],
+      [`sk-ant-api03-${'Xy9_'.repeat(22)}AA`, 'an Anthropic API key'],
+      [`sk-or-v1-${'0f'.repeat(32)}`, 'an OpenRouter API key'],
+      [`sk-${'a1'.repeat(16)}`, 'a provider API key (sk-'],
+      [`AIzaSy${'B7_q'.repeat(8)}x`, 'a Google API key'],
+      [`gsk_${'Q2w'.repeat(17)}`, 'a Groq API key'],
+    ]
+    for (const [credential, looksLike] of providerKeys) {
+      test(`a provider key pasted as the credential (${looksLike}) is told what it looks like, never echoed`, async () => {
+        const messages = await suite.harness.call('POST', '/v1/messages', {
+          headers: { 'x-api-key': credential, 'anthropic-version': '2023-06-01' },
+          body: { model: 'test/cheap', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] },
+        })
+        const replies = [
+          { reply: await pricing(bearer(credential)), envelope: 'openai' as const },
+          { reply: messages, envelope: 'messages' as const },
+        ]
+        for (const { reply, envelope } of replies) {
+          expectError(reply, 401, 'invalid_api_key', envelope)
+          expect(reply.json.error.message).toContain(`looks like ${looksLike}`)
+          expect(reply.json.error.message).toContain('tollgate_sk_prod_')
+          expect(reply.text).not.toContain(credential.slice(8, 24))
+        }
+      })
+    }
     test('unknown key', async () => {
       const { key } = await suite.harness.key()
       expectError(await pricing(bearer(`${key.slice(0, -1)}${key.endsWith('a') ? 'b' : 'a'}`)), 401, 'invalid_api_key')

@@ -13,6 +13,8 @@ import { expectBooksBalance } from '../support/ledger-checks'
 // usage below (10 in, 20 out) costs 50 micro-credits, well under a hold for 100 output tokens.
 const chat = (maxTokens = 100) => ({ model: 'test/cheap', messages: [{ role: 'user', content: 'Say hi.' }], max_tokens: maxTokens })
 const CALL_COST = 50
+/** When each period of 2026-11-30T12:00Z (a Monday) ends: the next UTC midnight, the next Monday, the first of the next month. */
+const RESETS = { day: '2026-12-01T00:00:00.000Z', week: '2026-12-07T00:00:00.000Z', month: '2026-12-01T00:00:00.000Z' }
 const credits = (micros: number) => micros / 1e6
 
 const PERIOD_WORDS = { day: /daily quota \(per UTC day\)/, week: /weekly quota \(per ISO week/, month: /monthly quota \(per UTC calendar month\)/ } as const
@@ -58,7 +60,12 @@ for (const kind of testDatabases) {
         const refused = await send(key)
         expectError(refused, 403, 'api_key_quota_exceeded')
         expect(refused.json.error.message).toMatch(PERIOD_WORDS[period])
-        expect(refused.json.error.message).toContain(`${credits(CALL_COST + hold - 1)} credits, of which ${credits(CALL_COST)} are already spent or held`)
+        // What the request needed, what is left of the limit, when it resets, and the field that sizes the worst case.
+        expect(refused.json.error.message).toContain(
+          `${credits(CALL_COST + hold - 1)} credits: its worst case is ${credits(hold)} credits and ${credits(hold - 1)} are left (${credits(CALL_COST)} already spent or held).`,
+        )
+        expect(refused.json.error.message).toContain(`The limit resets at ${RESETS[period]}.`)
+        expect(refused.json.error.message).toContain('The worst case assumes max_tokens = 100 output tokens: a lower max_tokens needs less.')
         expect(suite.upstream.received.length).toBe(upstreamCalls)
         // Exactly enough: admitted.
         expect((await patch(id, { quotas: { [period]: credits(CALL_COST + hold) } })).status).toBe(200)

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { keptPeriodKeys, periodKey, periodKeys, periodStart } from '../../src/billing/periods'
+import { keptPeriodKeys, PERIODS, periodEndOfKey, periodKey, periodKeys, periodStart } from '../../src/billing/periods'
 
 const at = (iso: string) => new Date(iso)
 
@@ -23,6 +23,22 @@ describe('periods of spend limits (docs/billing.md#spend-limits-by-period)', () 
     // 2024-12-30 is a Monday whose Thursday is 2025-01-02: week 1 of 2025.
     expect(periodKey('week', at('2024-12-30T00:00:00Z'))).toBe('2025-W01')
     expect(periodKey('week', at('2024-12-29T23:59:59Z'))).toBe('2024-W52')
+  })
+
+  test('a period known by its key ends where the next one starts, across years and ISO week 53', () => {
+    // Every 7 hours from December 2025 to March 2028: past 2026's 53-week year and a leap day.
+    for (let time = Date.parse('2025-12-01T03:00:00Z'); time < Date.parse('2028-03-05T00:00:00Z'); time += 7 * 3_600_000) {
+      const date = new Date(time)
+      for (const period of PERIODS) {
+        const end = periodEndOfKey(period, periodKey(period, date))
+        expect(end.getTime()).toBeGreaterThan(time)
+        expect(periodKey(period, end)).not.toBe(periodKey(period, date))
+        expect(periodKey(period, new Date(end.getTime() - 1))).toBe(periodKey(period, date))
+      }
+    }
+    expect(periodEndOfKey('week', '2026-W53').toISOString()).toBe('2027-01-04T00:00:00.000Z')
+    expect(periodEndOfKey('month', '2026-12').toISOString()).toBe('2027-01-01T00:00:00.000Z')
+    expect(periodEndOfKey('day', '2028-02-28').toISOString()).toBe('2028-02-29T00:00:00.000Z')
   })
 
   test('the keys kept by the sweep are the current periods and the ones just before', () => {

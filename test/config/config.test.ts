@@ -179,3 +179,80 @@ describe('config file', () => {
     expect(configError({ TOLLGATE_CONFIG: join(dir, 'missing.json') })).toContain('cannot read')
   })
 })
+
+describe('config errors that say where', () => {
+  test('invalid JSON names the line and column of the first mistake, and what was expected there', () => {
+    const cases: [string, string][] = [
+      [
+        '{\n  "providers": {},\n  "models": [\n    { "id": "acme/big", },\n  ]\n}',
+        ':4:25: not valid JSON: found "},", expected a member name in double quotes (JSON allows no comma before "}")',
+      ],
+      ['{\n  "providers": {}\n  "models": []\n}', ':3:3: not valid JSON: found "\\"models\\": []", expected "," or "}"'],
+      ['{"providers": {}, "models": [1, 2,]}', ':1:35: not valid JSON: found "]}", expected a value (JSON allows no comma before "]")'],
+      ["{'providers': {}}", `:1:2: not valid JSON: found "'providers':", expected a member name in double quotes`],
+      ['{"models": [', ':1:13: not valid JSON: found the end of the text, expected a value'],
+      ['{"a": "line\nbreak"}', ':1:12: not valid JSON: found the end of the line, expected no control character inside a string (write \\n for a line break)'],
+      ['{"a": 1} {"b": 2}', ':1:10: not valid JSON: found "{\\"b\\": 2}", expected the end of the text after the top-level value'],
+    ]
+    for (const [text, expected] of cases) {
+      const env = withFile(text)
+      expect(configError(env)).toBe(`${env.TOLLGATE_CONFIG}${expected}`)
+    }
+    // A byte order mark in front (some editors write one) is read past.
+    expect(loadConfig(withFile(`\uFEFF${JSON.stringify(validFile)}`)).models.map((model) => model.id)).toEqual(['acme/big', 'acme/local'])
+  })
+
+  test('every schema error is listed with its path, up to 20, then how many more', () => {
+    const file = structuredClone(validFile) as any
+    file.providers.main.api = 'soap'
+    file.models[0].pricing.input = -1
+    file.models[1].type = 'hologram'
+    file.aliases[0].strategy = 'random'
+    const env = withFile(file)
+    let error: ConfigError | undefined
+    try {
+      loadConfig(env)
+    } catch (caught) {
+      error = caught as ConfigError
+    }
+    expect(error).toBeInstanceOf(ConfigError)
+    expect(error?.message).toStartWith(`${env.TOLLGATE_CONFIG}: 4 errors: `)
+    const listed = error?.fields.errors as string[]
+    expect(listed.map((line) => line.slice(0, line.indexOf(':')))).toEqual([
+      'providers.main.api',
+      'models[0].pricing.input',
+      'models[1].type',
+      'aliases[0].strategy',
+    ])
+    for (const line of listed) expect(error?.message).toContain(line)
+
+    const many = structuredClone(validFile) as any
+    many.models = Array.from({ length: 25 }, (_, index) => ({
+      id: `acme/m${index}`,
+      type: 'chat',
+      routes: [{ provider: 'main', model: 'm' }],
+      pricing: { input: 'free' },
+    }))
+    const manyEnv = withFile(many)
+    let manyError: ConfigError | undefined
+    try {
+      loadConfig(manyEnv)
+    } catch (caught) {
+      manyError = caught as ConfigError
+    }
+    expect(manyError?.fields.errors).toHaveLength(20)
+    expect(manyError?.fields.more_errors).toBe(5)
+    expect(manyError?.message).toStartWith(`${manyEnv.TOLLGATE_CONFIG}: 25 errors: models[0].pricing.input: Expected number; models[1].pricing.input`)
+    expect(manyError?.message).toEndWith('models[19].pricing.input: Expected number; and 5 more')
+  })
+
+  test('the environment lists every bad variable at once', () => {
+    expect(configError({ PORT: 'eighty', TOLLGATE_LOG_LEVEL: 'loud', REDIS_URL: 'memcached://x' })).toBe(
+      `environment: 3 errors: PORT: Expected string to match '^[0-9]{1,5}$'; REDIS_URL: Expected string to match '^rediss?://'; TOLLGATE_LOG_LEVEL: Expected one of "debug", "info", "warn", "error"`,
+    )
+    expect(configError({ TOLLGATE_DB_WAIT_SECONDS: '3601' })).toBe('environment: TOLLGATE_DB_WAIT_SECONDS must be between 0 and 3600 (got 3601)')
+    expect(configError({ TOLLGATE_DB_WAIT_SECONDS: '-1' })).toContain('TOLLGATE_DB_WAIT_SECONDS')
+    expect(loadConfig({}).databaseWaitMs).toBe(30_000)
+    expect(loadConfig({ TOLLGATE_DB_WAIT_SECONDS: '0' }).databaseWaitMs).toBe(0)
+  })
+})

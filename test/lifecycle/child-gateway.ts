@@ -24,9 +24,9 @@ export class ChildGateway {
 
   url = ''
 
-  static async start(env: Record<string, string>, workdir?: string): Promise<ChildGateway> {
+  static async start(env: Record<string, string>, workdir?: string, args: string[] = []): Promise<ChildGateway> {
     const directory = workdir ?? mkdtempSync(join(tmpdir(), 'tollgate-lifecycle-'))
-    const child = Bun.spawn(['bun', MAIN], {
+    const child = Bun.spawn(['bun', MAIN, ...args], {
       cwd: directory,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, ...env },
       stdin: 'ignore',

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { catalogCoverage } from '../../src/catalog/coverage'
 import { loadConfig } from '../../src/config/config'
-import { catalogWarnings, describeDatabase } from '../../src/lifecycle/start-summary'
+import { describeDatabase } from '../../src/db/describe-database'
+import { catalogWarnings, startLines } from '../../src/lifecycle/start-summary'
 import { ChildGateway } from './child-gateway'
 
 /** A config file with one provider that has its key and one whose variable is unset. */
@@ -73,6 +74,33 @@ describe('what a catalogue serves and hides', () => {
   })
 })
 
+describe('what the summary says is on', () => {
+  const features = (env: Record<string, string>) => {
+    const [summary] = startLines({ version: '1.0.0', config: loadConfig(env), listen: 'http://127.0.0.1:8080/' })
+    return { features: summary?.fields.features, lease: summary?.fields.credit_lease_credits }
+  }
+
+  test('nothing optional set: only the credit lease, at its default size', () => {
+    expect(features({})).toEqual({
+      features: { console: false, admin_api: false, metrics: false, tracing: false, redis: false, credit_lease: true },
+      lease: 5,
+    })
+  })
+
+  test('each setting turns its part on, and the lease size is the one set', () => {
+    expect(features({ TOLLGATE_METRICS_TOKEN: 'metrics-token-0123456789' }).features).toMatchObject({ console: false, admin_api: false, metrics: true })
+    expect(
+      features({
+        TOLLGATE_ADMIN_TOKEN: 'admin-token-0123456789',
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318',
+        REDIS_URL: 'redis://127.0.0.1:6379',
+        TOLLGATE_CREDIT_LEASE: '2.5',
+      }),
+    ).toEqual({ features: { console: true, admin_api: true, metrics: true, tracing: true, redis: true, credit_lease: true }, lease: 2.5 })
+    expect(features({ TOLLGATE_CREDIT_LEASE: '0' })).toMatchObject({ features: { credit_lease: false }, lease: null })
+  })
+})
+
 describe('start-up summary', () => {
   let gateway: ChildGateway | undefined
   afterEach(() => {
@@ -94,6 +122,9 @@ describe('start-up summary', () => {
       models: { keyed: 1 },
       models_served: 1,
       aliases_served: 1,
+      // The admin token is set (ChildGateway): the console, the admin API and /metrics are on.
+      features: { console: true, admin_api: true, metrics: true, tracing: false, redis: false, credit_lease: true },
+      credit_lease_credits: 5,
     })
 
     const hidden = await gateway.waitFor((line) => line.model === 'test/orphan')
@@ -108,6 +139,20 @@ describe('start-up summary', () => {
     // What the warnings say is what the gateway serves.
     const models = (await (await gateway.fetch('/v1/models')).json()) as { data: { id: string }[] }
     expect(models.data.map((model) => model.id).sort()).toEqual(['test/kept', 'tollgate/pair'])
+  }, 90_000)
+
+  test('--port and --host beat PORT and HOST; the listening line has its time', async () => {
+    const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+    const port = probe.port
+    probe.stop(true)
+    gateway = await ChildGateway.start({ PORT: '1', HOST: '0.0.0.0' }, undefined, ['--port', String(port), '--host=127.0.0.1'])
+    expect(gateway.url).toBe(`http://127.0.0.1:${port}`)
+    const listening = await gateway.waitFor((line) => line.message === 'listening')
+    expect(Date.parse(listening.time)).toBeGreaterThan(Date.parse('2020-01-01'))
+    expect(listening).toMatchObject({ level: 'info', url: `http://127.0.0.1:${port}/`, database: 'pglite' })
+    expect((await gateway.fetch('/v1/healthz')).status).toBe(200)
+    expect((await gateway.waitFor((line) => line.message === 'tollgate started')).listen).toBe(`http://127.0.0.1:${port}/`)
+    expect(gateway.lines.filter((line) => typeof line.time !== 'string')).toEqual([])
   }, 90_000)
 
   test('no credential at all with the built-in catalogue: a loud warning that says what to set', async () => {

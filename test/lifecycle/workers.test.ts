@@ -81,6 +81,11 @@ describe('serve --workers N', () => {
       expect(new Set(chatLines(target).map((line) => line.worker))).toEqual(new Set([1, 2]))
       expect(target.lines.filter((line) => line.message === 'listening')).toHaveLength(1)
       expect(target.lines.filter((line) => line.message === 'tollgate started')).toHaveLength(1)
+      // Every line is JSON with its time; a worker's event lines name it (its slot and pid), as its request lines do.
+      expect(target.lines.filter((line) => typeof line.time !== 'string')).toEqual([])
+      const connected = target.lines.filter((line) => String(line.message).startsWith('database connected'))
+      expect(connected.map((line) => String(line.worker ?? 'primary')).sort()).toEqual(['1', '2', 'primary'])
+      for (const line of connected.filter((each) => each.worker !== undefined)) expect(line.pid).toEqual(expect.any(Number))
 
       // Each worker's credit lease is given back within 2 s of the wallet's last call (docs/billing.md#credit-lease).
       let wallet = (await target.admin('GET', `/accounts/${accountId}`)).wallet
@@ -310,7 +315,8 @@ describe('serve --workers N refusals', () => {
     }
     const flag = refusal({ DATABASE_URL: 'postgres://127.0.0.1:1/none' }, ['--workers=0'])
     expect(flag.stderr).toContain('config error: --workers must be a whole number from 1 to 256')
-  })
+    // Six processes started one after the other: on a busy machine, more than the default 5 s.
+  }, 30_000)
 })
 
 /** The sum of the samples whose line starts with `prefix` (a name, and the opening of its labels). */

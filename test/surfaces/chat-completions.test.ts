@@ -122,7 +122,11 @@ for (const kind of testDatabases) {
       const { id: accountId } = await suite.harness.account(0.001)
       const { key } = await suite.harness.key({ account_id: accountId })
       // 1000 output tokens at 2 per million = 0.002 > 0.001.
-      expectError(await chat(key, { model: 'test/cheap', messages: hi }), 402, 'insufficient_balance')
+      const refused = await chat(key, { model: 'test/cheap', messages: hi })
+      expectError(refused, 402, 'insufficient_balance')
+      // The message says what the worst case needs, what is there, and which field sizes it.
+      expect(refused.json.error.message).toMatch(/^Not enough credit for this request: its worst case is 0\.002\d* credits and 0\.001 are available\. /)
+      expect(refused.json.error.message).toContain("No max_tokens was set, so the worst case assumes the model's maximum of 1000 output tokens")
       expect(a.received).toHaveLength(0)
       expect(await wallet(accountId)).toEqual({ balance: 0.001, held: 0, available: 0.001 })
       // A smaller max_tokens fits.
@@ -142,7 +146,12 @@ for (const kind of testDatabases) {
     test('a key with an allotment pays from it alone; a user token from the user allotment', async () => {
       const { id: accountId } = await suite.harness.account(50)
       const { key, id: keyId } = await suite.harness.key({ account_id: accountId, allotment: 0.001 })
-      expectError(await chat(key, { model: 'test/cheap', messages: hi }), 402, 'insufficient_balance')
+      const refused = await chat(key, { model: 'test/cheap', messages: hi, max_completion_tokens: 900 })
+      expectError(refused, 402, 'insufficient_balance')
+      // The figures are the allotment's, which pays: never the account's 50 credits.
+      expect(refused.json.error.message).toContain(' credits and 0.001 are available.')
+      expect(refused.json.error.message).not.toContain('50')
+      expect(refused.json.error.message).toContain('The worst case assumes max_completion_tokens = 900 output tokens')
       await suite.harness.admin('POST', `/keys/${keyId}/allotment`, { amount: 1 })
       a.script({ usage: { prompt_tokens: 100, completion_tokens: 100 } })
       expect((await chat(key, { model: 'test/cheap', messages: hi })).status).toBe(200)

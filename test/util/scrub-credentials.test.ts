@@ -58,4 +58,57 @@ describe('scrubCredentials', () => {
     ]
     for (const message of messages) expect(scrubCredentials(message)).toBe(message)
   })
+
+  test('never redacts a file path, however its directories are named', () => {
+    const paths = [
+      '/srv/gateway/configs/Tollgate-EU-West1/models.json',
+      '/home/ci/.config/tollgate/sk-tools/x.json',
+      '/var/lib/tollgate/Prod-Cluster-AP-Southeast2-Zone3B/data',
+      '/tmp/tollgate-lifecycle-Xy7Qp2/embedded',
+      '/opt/tollgate/releases/2026-11-29T02-10-00Z/tollgate.json',
+      '/var/lib/docker/overlay2/3f4e9a0c1b2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f/merged',
+      '~/deploy/Tollgate-EU-West1/tollgate.json',
+      './configs/Tollgate-EU-West1/models.json',
+      '../shared/sk-tools/catalogue.json',
+      'configs/Tollgate-EU-West1/models.json',
+    ]
+    for (const path of paths) {
+      expect(scrubCredentials(path)).toBe(path)
+      // As log lines carry them: a JSON field, a message, a key=value pair.
+      const line = JSON.stringify({ message: `config reloaded from ${path}`, config: path })
+      expect(scrubCredentials(line)).toBe(line)
+      expect(scrubCredentials(`TOLLGATE_CONFIG=${path}: cannot read the config file`)).toBe(`TOLLGATE_CONFIG=${path}: cannot read the config file`)
+    }
+  })
+
+  test('still redacts every real key shape, beside a path, inside a path, or quoted in a log line', () => {
+    const keys = [
+      `sk-proj-${'Ab3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5oQ7sU9wY1'}_T3BlbkFJ${'x8Zq4Lw2Rt6Yp0Nv3Hb7Kd1Mf5Sg9Ja2Ce4Ui8Ko6Wx0'}`,
+      `sk-ant-api03-${'Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0Lz9Xc8Vb7Nm6Qw5Er4Ty3Ui2Op1As0Df9Gh8Jk7Lz6Xc5Vb4Nm3Qw2Er1Ty0Ui9Op8As7'}-AbCdEfAA`,
+      'AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY',
+      generateApiKey('prod'),
+      generateApiKey('dev'),
+      'eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U',
+    ]
+    for (const key of keys) {
+      const line = JSON.stringify({
+        message: `upstream said: Incorrect API key provided: ${key}`,
+        config: '/srv/gateway/configs/Tollgate-EU-West1/models.json',
+      })
+      const scrubbed = scrubCredentials(line)
+      expect(scrubbed).not.toContain(key)
+      expect(scrubbed).toContain('/srv/gateway/configs/Tollgate-EU-West1/models.json')
+      expect(scrubCredentials(`/etc/tollgate/keys/${key}`)).toBe(`/etc/tollgate/keys/${REDACTED}`)
+      expect(scrubCredentials(`loading /srv/${key}/x.json`)).not.toContain(key)
+    }
+    // A bearer token is a token, even when it starts like a path.
+    expect(scrubCredentials('Authorization: Bearer /AbC9xYz/Qw8Er7Ty6Ui5')).toBe(`Authorization: Bearer ${REDACTED}`)
+    expect(scrubCredentials('authorization: Bearer abc.DEF-123~xyz in /srv/gateway/tollgate.json')).toBe(
+      `authorization: Bearer ${REDACTED} in /srv/gateway/tollgate.json`,
+    )
+    // A text that already holds the character paths are set aside with is still scrubbed.
+    expect(scrubCredentials(`\uE000 ${keys[0]} /srv/x.json`)).toBe(`\uE000 ${REDACTED} /srv/x.json`)
+    // A random secret is redacted even as a path segment.
+    expect(scrubCredentials('/srv/Zm9vYmFyQmF6UXV4MTIzNDU2Nzg5MGFiY2RlZg7Hq2Kp/x')).toBe(`/srv/${REDACTED}/x`)
+  })
 })

@@ -118,7 +118,7 @@ const ActivityStatsRow = t.Object({
 })
 
 /** Keyed by `METHOD path` as the operations name them (relative to /admin/v1). */
-export const ADMIN_ANSWERS: Readonly<Record<string, { description: string; schema: TSchema; alternatives?: Record<string, TSchema> }>> = {
+export const ADMIN_ANSWERS: Readonly<Record<string, { description: string; schema: TSchema }>> = {
   'GET /accounts': { description: 'A page of accounts, newest first', schema: Page(AccountAnswer) },
   'GET /keys': { description: "A page of keys' records, newest first, never their secrets", schema: Page(KeyAnswer) },
   'PATCH /keys/:id': { description: "The key's record after the change", schema: KeyAnswer },
@@ -161,10 +161,6 @@ export const ADMIN_ANSWERS: Readonly<Record<string, { description: string; schem
   'GET /requests': {
     description: 'A page of request records, newest first; with `format=csv` or `format=jsonl`, every record selected, streamed',
     schema: Page(ActivityRecord),
-    alternatives: {
-      'text/csv': t.String({ description: 'A header row of the JSON field names, then one row per record (RFC 4180); attempts and tokens as JSON text' }),
-      'application/x-ndjson': t.String({ description: 'One JSON record per line' }),
-    },
   },
   'GET /requests/stats': {
     description: 'Counts and latencies by period, oldest first, only periods that had requests',
@@ -177,9 +173,5 @@ export const ADMIN_ANSWERS: Readonly<Record<string, { description: string; schem
   'GET /ledger': {
     description: 'A page of ledger entries, newest first; with `format=csv` or `format=jsonl`, every entry selected, streamed',
     schema: Page(LedgerEntry),
-    alternatives: {
-      'text/csv': t.String({ description: 'A header row of the JSON field names, then one row per entry (RFC 4180)' }),
-      'application/x-ndjson': t.String({ description: 'One JSON entry per line' }),
-    },
   },
 }

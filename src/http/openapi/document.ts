@@ -9,6 +9,8 @@ import { type CredentialRule, ruleFor } from '../../auth/endpoint-rules'
  *   without validation) is merged with what `response:` generated, status by status;
  * - security comes from the endpoint rules table (docs/api.md#authentication-per-route), so the
  *   document cannot disagree with what is enforced: public endpoints carry `security: []`;
+ * - each parameter carries its schema's description as its own, where viewers show it (the
+ *   generator leaves it inside the schema, and drops it from a union of literals);
  * - a path ending in `/*` (a model id holds a slash) is named after the path parameter its
  *   operation declares: `/v1/models/*` is documented as `/v1/models/{id}`.
  */
@@ -26,6 +28,8 @@ export function openApiDocument(app: AnyElysia, base: OpenApiObject): OpenApiObj
     const operation = asObject(asObject(generatedPaths[generatedPath])[method])
     if (Object.keys(operation).length === 0) continue
     operation.responses = mergeResponses(asObject(operation.responses), asObject(detail.responses))
+    if (Array.isArray(operation.parameters))
+      operation.parameters = operation.parameters.map((parameter) => describedParameter(asObject(parameter), route.hooks))
     const rule = ruleFor(route.method, route.path)
     if (rule) operation.security = securityOf(rule.credentials)
     const path = documentedPath(generatedPath, operation)
@@ -70,6 +74,15 @@ function mergeResponses(generated: OpenApiObject, declared: OpenApiObject): Open
     }
   }
   return Object.fromEntries(Object.entries(merged).sort(([a], [b]) => a.localeCompare(b)))
+}
+
+/** A parameter with `description` set from its schema, or from the endpoint's own schema of its query or path. */
+function describedParameter(parameter: OpenApiObject, hooks: unknown): OpenApiObject {
+  if (typeof parameter.description === 'string' && parameter.description !== '') return parameter
+  const where = parameter.in === 'path' ? 'params' : parameter.in === 'query' ? 'query' : undefined
+  const declared = where && typeof parameter.name === 'string' ? asObject(asObject(asObject(asObject(hooks)[where]).properties)[parameter.name]) : {}
+  const description = asObject(parameter.schema).description ?? declared.description
+  return typeof description === 'string' ? { ...parameter, description } : parameter
 }
 
 function documentedPath(path: string, operation: OpenApiObject): string {

@@ -50,6 +50,11 @@ export const chatCompletions: Surface<ChatCompletionBody, ChatRoute> = {
           modelId: request.model,
           routes,
           holdAmount: holdAmount(routes, limits, inputTokens),
+          outputCap: {
+            param: body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens',
+            tokens: Math.max(...routes.map((route) => routeOutputTokens(route.model, limits.requested))),
+            given: limits.requested !== undefined,
+          },
           // Omitted, max_tokens is the model's maximum, and every route is told it (the hold was sized
           // for it), so none falls back on a default of its own.
           send: (route, target) =>

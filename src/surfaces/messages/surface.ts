@@ -56,6 +56,7 @@ export const messages: Surface<MessagesBody, MessagesRoute> = {
           modelId: model.id,
           routes,
           holdAmount: worstCaseForTokens(model.pricing, inputTokens, maxTokens, searches),
+          outputCap: { param: 'max_tokens', tokens: maxTokens, given: true },
           send: (route, target) =>
             route.mode === 'native' ? route.native.send(target, request, passthrough) : route.translate.send(target, prompt ?? decodeMessagesRequest(request)),
           encoding: (route) => messagesEncoding(route, request.model, inputTokens, maxTokens, request.stream === true),

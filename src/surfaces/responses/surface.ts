@@ -85,6 +85,7 @@ function responsesCall(request: ResponsesBody, model: ModelEntry, found: NonEmpt
     routes,
     // One hold for the call, whichever way each route ends up reached.
     holdAmount: worstCaseForTokens(model.pricing, inputTokens, outputTokens),
+    outputCap: { param: 'max_output_tokens', tokens: outputTokens, given: requested !== undefined },
     async send(route, target) {
       if (route.mode === 'translated') return route.translate.send(target, translatedPrompt())
       const response = await route.native.send(target, nativeBody)
