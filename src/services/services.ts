@@ -1,3 +1,4 @@
+import { ActivityWriter, type ActivityWriterOptions } from '../activity/activity-writer'
 import { WebhookSender, type WebhookSenderOptions } from '../alerts/webhook-sender'
 import { ApiKeyStore } from '../auth/api-keys'
 import { Authenticator } from '../auth/authenticate'
@@ -18,7 +19,6 @@ import type { DatabaseHandle } from '../db/client'
 import type { Database } from '../db/database'
 import { IdempotentCalls } from '../idempotency/idempotent-calls'
 import { Readiness } from '../lifecycle/readiness'
-import { ActivityWriter, type ActivityWriterOptions } from '../observability/activity-writer'
 import { newId } from '../util/ids'
 import { knownSecrets } from '../util/known-secrets'
 

@@ -1,5 +1,5 @@
 import type { ActivityAttempt, ActivityTokens } from '../db/activity-schema'
-import { type RequestRecord, reportedMethod } from './request-record'
+import { type RequestRecord, reportedMethod } from '../observability/request-record'
 
 /**
  * One request's activity record as it is inserted: the table's columns as JSON values (a time

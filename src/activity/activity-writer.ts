@@ -2,9 +2,9 @@ import { lt, type SQL, sql } from 'drizzle-orm'
 import { requestActivity } from '../db/activity-schema'
 import type { Database } from '../db/database'
 import { describeDatabaseError, isTransientDatabaseError } from '../db/errors'
+import { logEvent } from '../observability/log'
+import { activityDropped, activityWriteFailures } from '../observability/metrics'
 import type { ActivityRow } from './activity-row'
-import { logEvent } from './log'
-import { activityDropped, activityWriteFailures } from './metrics'
 
 export interface ActivityWriterOptions {
   /** Days records are kept (`TOLLGATE_ACTIVITY_RETENTION_DAYS`); 0: nothing is recorded. */
