@@ -7,6 +7,7 @@ import type { PayerKind } from '../db/schema'
 import { InvalidRequestError, NotFoundError } from '../errors/kinds'
 import type { Services } from '../services/services'
 import { KeyFields } from './key-fields'
+import { MODEL_OPERATIONS } from './model-operations'
 import { type AdminOperation, defineOperation } from './operation'
 import { QuotasField, quotaChanges, wholeQuotas } from './quota-fields'
 import { REPORTING_OPERATIONS } from './reporting-operations'
@@ -275,4 +276,6 @@ export const ADMIN_OPERATIONS: readonly AdminOperation[] = [
   USAGE_OPERATION,
   // Alerts by webhook (docs/operations.md#alerts).
   ...WEBHOOK_OPERATIONS,
+  // The catalogue with its routes' state (docs/operations.md#models).
+  ...MODEL_OPERATIONS,
 ]

@@ -1,5 +1,6 @@
 import { type TSchema, t } from 'elysia'
 import { BalanceSchema, JsonInteger } from '../schemas'
+import { MODEL_ANSWERS } from './model-answers'
 
 /**
  * What each admin operation answers, for the API document only (docs/operations.md#admin-api):
@@ -132,4 +133,5 @@ export const ADMIN_ANSWERS: Readonly<Record<string, { description: string; schem
       'application/x-ndjson': t.String({ description: 'One JSON entry per line' }),
     },
   },
+  ...MODEL_ANSWERS,
 }
