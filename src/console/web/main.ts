@@ -1,4 +1,5 @@
 import { accountsPage } from './accounts-page'
+import { activityPage } from './activity-page'
 import { session } from './api'
 import { h, show } from './dom'
 import { healthPage } from './health-page'
@@ -6,6 +7,7 @@ import { keysPage } from './keys-page'
 import { ledgerPage } from './ledger-page'
 import { modelsPage } from './models-page'
 import { overviewPage } from './overview-page'
+import { requestPage } from './request-page'
 import { signInPage } from './sign-in-page'
 import { usagePage } from './usage-page'
 import { webhooksPage } from './webhooks-page'
@@ -13,15 +15,18 @@ import { webhooksPage } from './webhooks-page'
 /** Each view draws itself into `main` from the hash route's query (`#/ledger?request_id=…`). */
 export type View = (main: HTMLElement, params: URLSearchParams) => Promise<void> | void
 
-const VIEWS: readonly { path: string; title: string; view: View }[] = [
+/** `hidden` views are reached by links (a request from Activity or the Ledger), not the navigation. */
+const VIEWS: readonly { path: string; title: string; view: View; hidden?: boolean }[] = [
   { path: 'overview', title: 'Overview', view: overviewPage },
   { path: 'accounts', title: 'Accounts', view: accountsPage },
   { path: 'keys', title: 'Keys', view: keysPage },
+  { path: 'activity', title: 'Activity', view: activityPage },
   { path: 'usage', title: 'Usage', view: usagePage },
   { path: 'ledger', title: 'Ledger', view: ledgerPage },
   { path: 'webhooks', title: 'Webhooks', view: webhooksPage },
   { path: 'models', title: 'Models', view: modelsPage },
   { path: 'health', title: 'Health', view: healthPage },
+  { path: 'request', title: 'Request', view: requestPage, hidden: true },
 ]
 
 const root = document.getElementById('console') ?? document.body
@@ -81,7 +86,13 @@ async function render(): Promise<void> {
       h(
         'nav',
         { 'aria-label': 'Console' },
-        h('ul', {}, ...VIEWS.map((view) => h('li', {}, h('a', { href: `#/${view.path}`, 'aria-current': view === current ? 'page' : undefined }, view.title)))),
+        h(
+          'ul',
+          {},
+          ...VIEWS.filter((view) => !view.hidden).map((view) =>
+            h('li', {}, h('a', { href: `#/${view.path}`, 'aria-current': view === current ? 'page' : undefined }, view.title)),
+          ),
+        ),
       ),
       signOut,
     ),

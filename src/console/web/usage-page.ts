@@ -1,7 +1,10 @@
 import { download, get, type Page, query, type UsageRow } from './api'
 import { barChart } from './chart'
-import { append, field, h, input, select, show, table } from './dom'
+import { append, type Child, field, h, input, select, show, table } from './dom'
 import { count, credits, dateToSince } from './format'
+import { accountCell, keyCell, loadNames, type Names } from './names'
+import { periodsBetween } from './periods'
+import { type Dimension, usageBreakdown } from './usage-breakdown'
 
 const DIMENSIONS: readonly [string, string][] = [
   ['', 'nothing else'],
@@ -65,8 +68,16 @@ export async function usagePage(main: HTMLElement, params: URLSearchParams): Pro
     until: dateToSince(until.value),
   }
   // One page of up to 1000 rows draws the chart; "More rows" adds the next pages to the table.
-  const answer = await get<Page<UsageRow>>(`/admin/v1/usage${query({ ...selection, limit: 1000 })}`)
+  const [answer, names] = await Promise.all([get<Page<UsageRow>>(`/admin/v1/usage${query({ ...selection, limit: 1000 })}`), loadNames()])
   const dimension = by.value
+  const group = period.value as 'hour' | 'day' | 'month'
+  // Every period of the selection is drawn, one without usage as zero: from `since` (or the
+  // oldest row of the page) to the period before `until` (or now).
+  const oldest = answer.data[answer.data.length - 1]?.period
+  const last = selection.until ? new Date(Date.parse(selection.until) - 1).toISOString() : new Date().toISOString()
+  const periods = selection.since || oldest ? periodsBetween(group, selection.since || oldest || '', last) : []
+  const costs = new Map(answer.data.map((row) => [row.period, row.cost]))
+  const filters = { account_id: selection.account_id, key_id: selection.key_id, model: selection.model }
   const csv = h(
     'button',
     { type: 'button', class: 'secondary', onclick: () => download(`/admin/v1/usage${query({ ...selection, format: 'csv' })}`, 'usage.csv') },
@@ -76,27 +87,37 @@ export async function usagePage(main: HTMLElement, params: URLSearchParams): Pro
   const more = h('div', {})
   show(main, h('h1', {}, 'Usage'), form)
   append(main, [
-    dimension
-      ? h('p', { class: 'muted' }, `The chart shows spend per ${period.value} when usage is grouped by time only; the table has every row.`)
-      : barChart(
-          `Spend per ${period.value} (credits, UTC)`,
-          [...answer.data].reverse().map((row) => ({ label: row.period, value: row.cost })),
-        ),
+    dimension && dimension !== 'user'
+      ? await usageBreakdown(names, periods, group, dimension as Dimension, 'cost', filters)
+      : dimension
+        ? h('p', { class: 'muted' }, 'The chart is drawn by model, key or account; the table has every row.')
+        : barChart(
+            `Spend per ${group} (credits, UTC)`,
+            periods.map((label) => ({ label, value: costs.get(label) ?? '0' })),
+          ),
     h('p', { class: 'toolbar' }, csv),
     rows,
     more,
   ])
-  showRows(rows, more, selection, dimension, answer, false)
+  showRows(names, rows, more, selection, dimension, answer, false)
 }
 
-function showRows(rows: HTMLElement, more: HTMLElement, selection: Record<string, string>, dimension: string, page: Page<UsageRow>, later: boolean): void {
+function showRows(
+  names: Names,
+  rows: HTMLElement,
+  more: HTMLElement,
+  selection: Record<string, string>,
+  dimension: string,
+  page: Page<UsageRow>,
+  later: boolean,
+): void {
   rows.append(
     table(
       later ? 'More usage' : 'Usage, newest first',
       ['Period', ...(dimension ? [dimension] : []), 'Requests', 'Input', 'Output', 'Cache read', 'Cache write', 'Credits', 'Uncollected'],
       page.data.map((row) => [
         row.period,
-        ...(dimension ? [dimensionCell(dimension, row)] : []),
+        ...(dimension ? [dimensionCell(names, dimension, row)] : []),
         count(row.requests),
         count(row.input_tokens),
         count(row.output_tokens),
@@ -118,7 +139,15 @@ function showRows(rows: HTMLElement, more: HTMLElement, selection: Record<string
             type: 'button',
             class: 'secondary',
             onclick: async () =>
-              showRows(rows, more, selection, dimension, await get<Page<UsageRow>>(`/admin/v1/usage${query({ ...selection, limit: 1000, cursor })}`), true),
+              showRows(
+                names,
+                rows,
+                more,
+                selection,
+                dimension,
+                await get<Page<UsageRow>>(`/admin/v1/usage${query({ ...selection, limit: 1000, cursor })}`),
+                true,
+              ),
           },
           'More rows',
         )
@@ -126,9 +155,9 @@ function showRows(rows: HTMLElement, more: HTMLElement, selection: Record<string
   )
 }
 
-function dimensionCell(dimension: string, row: UsageRow): HTMLElement | string {
-  if (dimension === 'account') return row.account_id ? h('a', { href: `#/accounts?id=${encodeURIComponent(row.account_id)}` }, row.account_id) : '—'
-  if (dimension === 'key') return row.key_id ? h('a', { href: `#/ledger?key_id=${encodeURIComponent(row.key_id)}` }, row.key_id) : '—'
+function dimensionCell(names: Names, dimension: string, row: UsageRow): Child {
+  if (dimension === 'account') return accountCell(names, row.account_id)
+  if (dimension === 'key') return keyCell(names, row.key_id)
   if (dimension === 'user') return row.user_sub ?? '—'
   return row.model ?? '—'
 }
