@@ -178,6 +178,28 @@ describe('/console dashboard', () => {
     expect(pageErrors).toEqual([])
   }, 60_000)
 
+  test('the Usage chart draws every period of the selection, one without usage as zero', async () => {
+    const page = await openPage(WIDE)
+    const day = (back: number) => new Date(Date.now() - back * 86_400_000).toISOString().slice(0, 10)
+    await visit(page, `#/usage?period=day&since=${day(4)}`)
+    const bars = page.locator('rect.bar')
+    expect(await bars.evaluateAll((rects) => rects.map((rect) => rect.getAttribute('data-label')))).toEqual([day(4), day(3), day(2), day(1), day(0)])
+    const todayCost = numberIn(await apiText(`/usage?group_by=day&since=${day(0)}`), 'cost')
+    expect(await bars.evaluateAll((rects) => rects.map((rect) => rect.getAttribute('data-value')))).toEqual([
+      '0.000000',
+      '0.000000',
+      '0.000000',
+      '0.000000',
+      todayCost,
+    ])
+    // Grouped by key as well: stacked by key, every period drawn.
+    await visit(page, `#/usage?period=day&by=key&since=${day(2)}`)
+    const chart = page.getByTestId('usage-breakdown')
+    expect(await chart.locator('g.period').evaluateAll((columns) => columns.map((column) => column.getAttribute('data-period')))).toEqual([day(2), day(1), day(0)])
+    expect((await chart.locator('.legend li').allTextContents()).map((text) => text.trim()).sort()).toEqual(['batch jobs', 'ci runner'])
+    expect(pageErrors).toEqual([])
+  }, 60_000)
+
   test('names stand for ids everywhere, with the id on hover and a click away', async () => {
     const page = await openPage(WIDE)
     await visit(page, `#/ledger?key_id=${seeded.runner}`)

@@ -1,7 +1,7 @@
-import { type Account, type ApiKey, download, get, type Page, query, type RequestRecord } from './api'
+import { download, get, type Page, query, type RequestRecord } from './api'
 import { type Child, field, h, input, select, show, table } from './dom'
 import { count, credits, dateToSince, time } from './format'
-import { accountCell, keyCell, loadNames, type Names } from './names'
+import { accountCell, keyCell, loadNames, type Names, nameChoices } from './names'
 
 const FILTERS = ['key_id', 'account_id', 'model', 'status', 'error_code', 'session_id', 'since', 'until'] as const
 
@@ -28,15 +28,9 @@ function tokensText(record: RequestRecord): string {
  */
 export async function activityPage(main: HTMLElement, params: URLSearchParams): Promise<void> {
   const names = await loadNames()
-  const choose = (name: string, entries: [string, string][], all: string) => select(name, [['', all], ...entries], params.get(name) ?? '')
-  const byName = (a: [string, string], b: [string, string]) => a[1].localeCompare(b[1])
   const inputs = {
-    key_id: choose('key_id', [...names.keys.values()].map((key: ApiKey): [string, string] => [key.id, key.name ?? `…${key.hint}`]).sort(byName), 'Every key'),
-    account_id: choose(
-      'account_id',
-      [...names.accounts.values()].map((account: Account): [string, string] => [account.id, account.name]).sort(byName),
-      'Every account',
-    ),
+    key_id: select('key_id', nameChoices(names, 'key'), params.get('key_id') ?? ''),
+    account_id: select('account_id', nameChoices(names, 'account'), params.get('account_id') ?? ''),
     model: input('model', { value: params.get('model') ?? '', placeholder: 'asked for or served' }),
     status: input('status', { value: params.get('status') ?? '', placeholder: '429, 4xx or 5xx', pattern: '\\d{3}|[1-5]xx' }),
     error_code: input('error_code', { value: params.get('error_code') ?? '', placeholder: 'insufficient_credits' }),

@@ -2,7 +2,7 @@ import { download, get, type LedgerEntry, type Page, query } from './api'
 import { field, h, input, select, show } from './dom'
 import { dateToSince } from './format'
 import { ledgerTable } from './ledger-table'
-import { loadNames, type Names } from './names'
+import { loadNames, type Names, nameChoices } from './names'
 
 const KINDS = ['', 'charge', 'topup', 'adjustment', 'hold', 'release', 'expire']
 const FILTERS = ['request_id', 'account_id', 'key_id', 'user_sub', 'model'] as const
@@ -10,10 +10,11 @@ const FILTERS = ['request_id', 'account_id', 'key_id', 'user_sub', 'model'] as c
 /** Ledger entries, newest first, by request id or any other filter, a page at a time. */
 export async function ledgerPage(main: HTMLElement, params: URLSearchParams): Promise<void> {
   const filter = (name: (typeof FILTERS)[number]) => input(name, { value: params.get(name) ?? '' })
+  const names = await loadNames()
   const inputs = {
     request_id: filter('request_id'),
-    account_id: filter('account_id'),
-    key_id: filter('key_id'),
+    account_id: select('account_id', nameChoices(names, 'account'), params.get('account_id') ?? ''),
+    key_id: select('key_id', nameChoices(names, 'key'), params.get('key_id') ?? ''),
     user_sub: filter('user_sub'),
     model: filter('model'),
   }
@@ -55,8 +56,8 @@ export async function ledgerPage(main: HTMLElement, params: URLSearchParams): Pr
         'div',
         { class: 'grid' },
         field('Request id', inputs.request_id),
-        field('Account id', inputs.account_id),
-        field('Key id', inputs.key_id),
+        field('Account', inputs.account_id),
+        field('Key', inputs.key_id),
         field('User (sub)', inputs.user_sub),
         field('Model', inputs.model),
         field('Kind', kind),
@@ -74,7 +75,7 @@ export async function ledgerPage(main: HTMLElement, params: URLSearchParams): Pr
     list,
     more,
   )
-  await loadEntries(list, more, await loadNames(), selection)
+  await loadEntries(list, more, names, selection)
 }
 
 async function loadEntries(list: HTMLElement, more: HTMLElement, names: Names, selection: Record<string, string>, cursor?: string): Promise<void> {

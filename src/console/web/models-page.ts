@@ -59,7 +59,7 @@ export async function modelsPage(main: HTMLElement): Promise<void> {
     ),
     table(
       `${models.data.length} models`,
-      ['Model', 'Aliases', 'Routes (provider · upstream model · state)', 'Context', 'Max output', 'Prices'],
+      ['Model', 'Aliases', 'Routes, in order', 'Context', 'Max output', 'Prices'],
       models.data.map((model) => [
         h('span', { class: 'stack' }, h('code', {}, model.id), h('small', {}, model.type)),
         model.aliases.length ? h('span', { class: 'stack' }, ...model.aliases.map((alias) => h('code', {}, alias))) : '—',

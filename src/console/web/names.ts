@@ -116,3 +116,12 @@ export function accountCell(names: Names, id: string | null | undefined): Child 
 export function keyCell(names: Names, id: string | null | undefined): Child {
   return named(keyLabel(names, id), id, id ? `#/ledger?key_id=${encodeURIComponent(id)}` : undefined)
 }
+
+/** Choices of every known account or key by name (values are ids), sorted by name, after an "every" choice. */
+export function nameChoices(names: Names, kind: 'account' | 'key'): [string, string][] {
+  const entries =
+    kind === 'account'
+      ? [...names.accounts.values()].map((account): [string, string] => [account.id, account.name])
+      : [...names.keys.values()].map((key): [string, string] => [key.id, key.name ?? `…${key.hint}`])
+  return [['', kind === 'account' ? 'Every account' : 'Every key'], ...entries.sort((a, b) => a[1].localeCompare(b[1]))]
+}

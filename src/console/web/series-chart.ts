@@ -46,6 +46,12 @@ export function niceMax(value: number): number {
   return 10 * power
 }
 
+/** Room on the left for the longest label of the vertical axis (11 px text, about 6.6 px a character). */
+function withAxisRoom(box: Frame, max: number, unit: string): Frame {
+  const longest = Math.max(...[0, 0.5, 1].map((fraction) => `${shortNumber(max * fraction)}${unit}`.length))
+  return { ...box, left: Math.max(28, Math.ceil(10 + 6.6 * longest)) }
+}
+
 function shortNumber(value: number): string {
   if (value >= 1_000_000) return `${value / 1_000_000}M`
   if (value >= 1000) return `${value / 1000}k`
@@ -109,9 +115,9 @@ export function stackedBars(
   series: readonly Series[],
   options: { unit?: string; testId: string; total: (index: number) => string },
 ): HTMLElement {
-  const box = frame()
   const totals = periods.map((_, index) => series.reduce((sum, entry) => sum + (entry.values[index] ?? 0), 0))
   const max = niceMax(Math.max(0, ...totals))
+  const box = withAxisRoom(frame(), max, options.unit ?? '')
   const plot = box.height - box.top - box.bottom
   const slot = (box.width - box.left - box.right) / Math.max(1, periods.length)
   const barWidth = Math.max(2, Math.min(40, slot * 0.72))
@@ -151,8 +157,8 @@ export function lines(
   series: readonly { name: string; values: readonly (number | null)[] }[],
   options: { unit: string; testId: string; half?: boolean },
 ): HTMLElement {
-  const box = frame(options.half)
   const max = niceMax(Math.max(0, ...series.flatMap((entry) => entry.values.filter((value): value is number => value !== null))))
+  const box = withAxisRoom(frame(options.half), max, options.unit)
   const plot = box.height - box.top - box.bottom
   const slot = (box.width - box.left - box.right) / Math.max(1, periods.length)
   const chart = svg('svg', { viewBox: `0 0 ${box.width} ${box.height}`, role: 'img', 'aria-label': `${title}: ${periods.length} periods` })

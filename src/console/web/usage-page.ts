@@ -2,7 +2,7 @@ import { download, get, type Page, query, type UsageRow } from './api'
 import { barChart } from './chart'
 import { append, type Child, field, h, input, select, show, table } from './dom'
 import { count, credits, dateToSince } from './format'
-import { accountCell, keyCell, loadNames, type Names } from './names'
+import { accountCell, keyCell, loadNames, type Names, nameChoices } from './names'
 import { periodsBetween } from './periods'
 import { type Dimension, usageBreakdown } from './usage-breakdown'
 
@@ -18,8 +18,9 @@ const DIMENSIONS: readonly [string, string][] = [
 export async function usagePage(main: HTMLElement, params: URLSearchParams): Promise<void> {
   const period = select('group-by', ['hour', 'day', 'month'], params.get('period') ?? 'day')
   const by = select('by', DIMENSIONS, params.get('by') ?? '')
-  const account = input('account_id', { value: params.get('account_id') ?? '' })
-  const key = input('key_id', { value: params.get('key_id') ?? '' })
+  const names = await loadNames()
+  const account = select('account_id', nameChoices(names, 'account'), params.get('account_id') ?? '')
+  const key = select('key_id', nameChoices(names, 'key'), params.get('key_id') ?? '')
   const model = input('model', { value: params.get('model') ?? '' })
   const since = input('since', { type: 'date', value: params.get('since') ?? '' })
   const until = input('until', { type: 'date', value: params.get('until') ?? '' })
@@ -51,8 +52,8 @@ export async function usagePage(main: HTMLElement, params: URLSearchParams): Pro
       { class: 'grid' },
       field('Group by', period),
       field('and by', by),
-      field('Account id', account),
-      field('Key id', key),
+      field('Account', account),
+      field('Key', key),
       field('Model', model),
       field('Since (UTC day, inclusive)', since),
       field('Until (UTC day, exclusive)', until),
@@ -68,7 +69,7 @@ export async function usagePage(main: HTMLElement, params: URLSearchParams): Pro
     until: dateToSince(until.value),
   }
   // One page of up to 1000 rows draws the chart; "More rows" adds the next pages to the table.
-  const [answer, names] = await Promise.all([get<Page<UsageRow>>(`/admin/v1/usage${query({ ...selection, limit: 1000 })}`), loadNames()])
+  const answer = await get<Page<UsageRow>>(`/admin/v1/usage${query({ ...selection, limit: 1000 })}`)
   const dimension = by.value
   const group = period.value as 'hour' | 'day' | 'month'
   // Every period of the selection is drawn, one without usage as zero: from `since` (or the
