@@ -350,6 +350,7 @@ describe('/console dashboard', () => {
         ['health', '#/health'],
       ] as const) {
         await visit(page, hash)
+        if (name === 'webhooks') await page.getByRole('region', { name: 'Deliveries, newest first' }).waitFor()
         await expectNoOverflow(page, `${name} at ${width}`)
         await page.screenshot({ path: `/tmp/console-${name}-${width}.png`, fullPage: true })
       }
