@@ -13,10 +13,12 @@ import { asGatewayError, envelopeOfPath, renderError } from './errors/render'
 import { renderFrameworkError } from './http/error-handler'
 import { gatewayContext } from './http/gateway-context'
 import { EndpointMethods } from './http/method-check'
+import { isRecordedEndpoint } from './http/recorded-endpoints'
 import { attachContext, type RequestContext } from './http/request-context'
 import { type LogSink, logRequest } from './http/request-log'
 import { withHeaders } from './http/response-headers'
 import { REPLAYED_HEADER } from './idempotency/idempotent-call'
+import { activityRowOf } from './observability/activity-row'
 import { metricsSink } from './observability/metrics'
 import { CLIENT_CLOSED_STATUS, outcomeOfStatus, RequestRecord, type RequestRecordSink } from './observability/request-record'
 import { Tracing } from './observability/tracing'
@@ -63,28 +65,29 @@ export function createApp(services: Services, options: { log?: LogSink; version?
   methods = new EndpointMethods(app.routes)
   const metrics = metricsSink((id) => services.catalog.model(id) !== undefined || services.catalog.alias(id) !== undefined)
   /**
-   * Where one request's record goes when it ends: the log, metrics and traces. Made out here, not
-   * in `handle`: a stream keeps its record alive to its last byte, and closures made in `handle`
-   * would keep all of the request's scope (the request, its answer) alive with it.
+   * Where every request's record goes when it ends: the log, metrics, traces and the activity
+   * table. One sink for all: a stream keeps its record alive to its last byte, and a closure
+   * made per request would keep all of the request's scope (the request, its answer) alive with it.
    */
-  const sinkOf = (context: RequestContext): RequestRecordSink => ({
+  const sink: RequestRecordSink = {
     streamOpened: (opened) => metrics.streamOpened(opened),
     finished: (finished) => {
-      logRequest(options.log, finished, context.caller, services.config.logLevel)
+      logRequest(options.log, finished, services.config.logLevel)
       metrics.finished(finished)
       tracing?.finished(finished)
+      if (services.activity.enabled && isRecordedEndpoint(finished.method, finished.pathTemplate)) {
+        services.activity.add(activityRowOf(finished, finished.pathTemplate))
+      }
     },
-  })
+  }
 
   return {
     endpoints: app.routes.map((endpoint) => ({ method: endpoint.method, path: endpoint.path })),
     flushTraces: async (timeoutMs) => tracing?.flush(timeoutMs),
     async handle(request) {
       const requestId = newId('req')
-      // The record's sink reads the caller the context learns later; both are made here, together.
-      const requestContext = { requestId, answerHeaders: {} } as RequestContext
-      const record = new RequestRecord(requestId, request.method, sinkOf(requestContext))
-      requestContext.record = record
+      const record = new RequestRecord(requestId, request.method, sink)
+      const requestContext: RequestContext = { requestId, answerHeaders: {}, record }
       attachContext(request, requestContext)
       const pathname = pathOf(request)
       record.pathTemplate = methods.template(pathname ?? '/')
@@ -95,7 +98,9 @@ export function createApp(services: Services, options: { log?: LogSink; version?
         if (pathname === undefined) throw new InvalidRequestError('The request URL is malformed (check the Host header).')
         response = await app.handle(request)
       } catch (error) {
-        response = renderError(asGatewayError(error, requestId), envelope)
+        const answered = asGatewayError(error, requestId)
+        record.answeredError(answered.code)
+        response = renderError(answered, envelope)
       }
       // The Anthropic SDKs read the id from `request-id` (Anthropic's own header: `_request_id`
       // on results, `requestID` on errors); it also replaces any a native upstream's answer carried.

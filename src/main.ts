@@ -150,6 +150,8 @@ async function serve(config: Config, database: Awaited<ReturnType<typeof openCon
   await drainAndStop(signal, server, services, config)
   // Spans of the last requests still queued for the trace collector get their chance to go out.
   await gateway.flushTraces()
+  // Request activity still queued is written; a database still away keeps it (one attempt, then exit).
+  await services.activity.flush()
   log.flush()
   services.close()
   await database.close()

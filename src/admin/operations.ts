@@ -6,6 +6,7 @@ import { CUSTOM_PREFIX } from '../catalog/custom-models'
 import type { PayerKind } from '../db/schema'
 import { InvalidRequestError, NotFoundError } from '../errors/kinds'
 import type { Services } from '../services/services'
+import { ACTIVITY_OPERATIONS } from './activity-operations'
 import { KeyFields } from './key-fields'
 import { MODEL_OPERATIONS } from './model-operations'
 import { type AdminOperation, defineOperation } from './operation'
@@ -273,6 +274,7 @@ export const ADMIN_OPERATIONS: readonly AdminOperation[] = [
   }),
   // Lists, key edits and the ledger (docs/operations.md#reporting).
   ...REPORTING_OPERATIONS,
+  ...ACTIVITY_OPERATIONS,
   USAGE_OPERATION,
   // Alerts by webhook (docs/operations.md#alerts).
   ...WEBHOOK_OPERATIONS,

@@ -18,7 +18,7 @@ const EXPORT_PAGE_SIZE = 1000
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
 
 /** `YYYY-MM-DD` (midnight UTC) or a date and time with its offset: a time without one would depend on the server's zone. */
-const Instant = Type.String({
+export const Instant = Type.String({
   pattern: '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,6})?)?(Z|[+-]\\d{2}:\\d{2}))?$',
   description: 'ISO-8601: a date (midnight UTC) or a date and time with Z or an offset',
 })
@@ -28,7 +28,7 @@ const Instant = Type.String({
  * checked against the calendar: JavaScript's Date turns 2030-02-30 into March 2nd, and
  * Postgres refuses it; either way it is the client's mistake, a 400 naming the parameter.
  */
-function instantText(value: string | undefined, param: string): string | undefined {
+export function instantText(value: string | undefined, param: string): string | undefined {
   if (value === undefined) return undefined
   const text = value.length === 10 ? `${value}T00:00:00Z` : value
   const [, year, month, day, hour, minute, second = '0', offsetHour = '0', offsetMinute = '0'] =

@@ -21,9 +21,16 @@ export class Authenticator {
 
   /**
    * The caller of a request with `headers` to an endpoint with `rule`, refused when it may not
-   * call; an API key's rate-limit headers, which its answer carries, go to `onLimits`.
+   * call; an API key's rate-limit headers, which its answer carries, go to `onLimits`. The caller
+   * goes to `onIdentified` as soon as its credential is verified, before its scopes and rate
+   * limits are checked, so a refusal of those still names who was refused.
    */
-  async authenticate(rule: EndpointRule, headers: Headers, onLimits: (headers: RateLimitHeaders) => void = () => undefined): Promise<Caller> {
+  async authenticate(
+    rule: EndpointRule,
+    headers: Headers,
+    onLimits: (headers: RateLimitHeaders) => void = () => undefined,
+    onIdentified: (caller: Caller) => void = () => undefined,
+  ): Promise<Caller> {
     if (rule.credentials === 'public') return ANONYMOUS
     const authorization = headers.get('authorization')
     const apiKeyHeader = headers.get('x-api-key')
@@ -39,6 +46,7 @@ export class Authenticator {
     } else {
       throw new InvalidApiKeyError('No credential was sent: use "Authorization: Bearer <key>".')
     }
+    onIdentified(caller)
     if (caller.kind === 'api-key' && rule.scope && caller.key.scopes && !caller.key.scopes.includes(rule.scope)) {
       throw new KeyScopeError(`This API key's scopes do not include "${rule.scope}".`)
     }

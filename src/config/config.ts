@@ -55,6 +55,8 @@ export interface Config {
   freeLimits: MinuteLimits
   /** How often each instance looks for alerts and sends the webhook deliveries due (docs/operations.md#alerts): `TOLLGATE_WEBHOOK_POLL_MS`. */
   webhookPollMs: number
+  /** Days request activity is kept (docs/operations.md#request-activity): `TOLLGATE_ACTIVITY_RETENTION_DAYS`, default 30; 0 records none. */
+  activityRetentionDays: number
 }
 
 /**
@@ -104,5 +106,6 @@ export function loadConfig(env: Env = process.env, fileText?: string): Config {
       tpm: minuteLimit(vars.TOLLGATE_FREE_TPM, DEFAULT_FREE_LIMITS.tpm),
     },
     webhookPollMs: Number(vars.TOLLGATE_WEBHOOK_POLL_MS ?? 1000),
+    activityRetentionDays: Number(vars.TOLLGATE_ACTIVITY_RETENTION_DAYS ?? 30),
   }
 }

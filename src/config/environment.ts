@@ -35,6 +35,7 @@ const EnvSchema = Type.Object({
   OTEL_EXPORTER_OTLP_HEADERS: Type.Optional(Type.String()),
   OTEL_EXPORTER_OTLP_TRACES_HEADERS: Type.Optional(Type.String()),
   OTEL_SERVICE_NAME: Type.Optional(Type.String()),
+  TOLLGATE_ACTIVITY_RETENTION_DAYS: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$' })),
   TOLLGATE_WEBHOOK_POLL_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{1,4}$' })),
   TOLLGATE_DRAIN_SECONDS: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}(\\.[0-9]{1,3})?$' })),
   TOLLGATE_SHUTDOWN_TIMEOUT_SECONDS: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}(\\.[0-9]{1,3})?$' })),

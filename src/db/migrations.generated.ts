@@ -11,6 +11,7 @@ import m8 from '../../drizzle/0008_session-attribution.sql' with { type: 'text' 
 import m9 from '../../drizzle/0009_idempotent-calls.sql' with { type: 'text' }
 import m10 from '../../drizzle/0010_webhook-alerts.sql' with { type: 'text' }
 import m11 from '../../drizzle/0011_period-quotas.sql' with { type: 'text' }
+import m12 from '../../drizzle/0012_request-activity.sql' with { type: 'text' }
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: '0000_init', sql: m0 },
@@ -25,4 +26,5 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: '0009_idempotent-calls', sql: m9 },
   { tag: '0010_webhook-alerts', sql: m10 },
   { tag: '0011_period-quotas', sql: m11 },
+  { tag: '0012_request-activity', sql: m12 },
 ]

@@ -289,7 +289,8 @@ export const customModels = pgTable(
   (table) => [uniqueIndex('custom_models_name').on(table.accountId, table.name)],
 )
 
-// The tables of the alerts and of idempotent calls live in files of their own; drizzle-kit
+export * from './activity-schema'
+// The tables of the alerts, of idempotent calls and of request activity live in files of their own; drizzle-kit
 // reads every table exported from here.
 export * from './alerts-schema'
 export * from './idempotency-schema'

@@ -132,7 +132,7 @@ export class BilledCall {
           : usage
     const closed = await this.record.time('settle', () => this.services.holds.settle(this.hold, cost, record, model.id, provider))
     const credits = microsToCredits(closed.charged)
-    this.record.charged({ model: model.id, provider, ...(tokens && invalid === undefined ? { usage: tokens } : {}), cost: credits })
+    this.record.charged({ model: model.id, provider, ...(tokens && invalid === undefined ? { usage: tokens } : {}), cost: credits, costMicros: closed.charged })
     return { cost: credits, trusted: invalid === undefined }
   }
 

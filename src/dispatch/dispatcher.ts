@@ -28,6 +28,8 @@ export type DispatchServices = Pick<Services, 'catalog' | 'customModels' | 'paye
  * leaves money held.
  */
 export async function dispatch<Body, R extends Route>(services: DispatchServices, surface: Surface<Body, R>, request: SurfaceRequest<Body>): Promise<Response> {
+  // Known before the plan, so a refusal of the model still names the session it came from.
+  request.record.sessionId = sessionIdOf(request.headers)
   const needs = await surface.plan(services, request)
   const plan = needs.call(planRoutes(services, needs.model, needs.usable))
   request.record.requestedModel = plan.modelId
@@ -38,7 +40,7 @@ export async function dispatch<Body, R extends Route>(services: DispatchServices
     request.record,
     plan.modelId,
     plan.routes[0].provider.name,
-    sessionIdOf(request.headers),
+    request.record.sessionId,
   )
   if (plan.kind === 'video') return releasedOnFailure(call, () => deliverVideo(call, plan, request.signal, services.routeCooldowns))
   let answer: UpstreamAnswer<R>

@@ -183,9 +183,12 @@ class Relay<Item> implements RelaySink<Item>, EventWriter {
         await call.release()
         await this.writeText(step.text)
         break
-      case 'fail':
-        await this.writeText(this.observer.failure(await closeUnfinished(call, servedBy, step.cause, this.observer)))
+      case 'fail': {
+        const failure = await closeUnfinished(call, servedBy, step.cause, this.observer)
+        call.record.answeredError(failure.code)
+        await this.writeText(this.observer.failure(failure))
         break
+      }
     }
     if (this.cancelled) this.record(CLIENT_CLOSED_STATUS, 'client_closed')
     else {

@@ -12,7 +12,9 @@ import { invalidRequestFor } from './schema-check'
  */
 export function renderFrameworkError(code: string | number, error: unknown, request: Request, methods: EndpointMethods): Response {
   const pathname = new URL(request.url).pathname
-  return renderError(toGatewayError(code, error, request, pathname, methods), envelopeOfPath(pathname))
+  const answered = toGatewayError(code, error, request, pathname, methods)
+  contextOf(request)?.record.answeredError(answered.code)
+  return renderError(answered, envelopeOfPath(pathname))
 }
 
 function toGatewayError(code: string | number, error: unknown, request: Request, pathname: string, methods: EndpointMethods): GatewayError {

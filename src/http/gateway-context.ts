@@ -4,6 +4,7 @@ import type { Authenticator, Caller } from '../auth/authenticate'
 import { ruleFor } from '../auth/endpoint-rules'
 import type { RateLimitHeaders } from '../auth/rate-limit'
 import { NotFoundError } from '../errors/kinds'
+import type { RequestParty } from '../observability/request-record'
 import { bodyLimitFor, checkDeclaredLength } from './body-limits'
 import { MalformedBody } from './json-body'
 import { readRequestBody, UNREAD_BODY, UnreadBody } from './request-body'
@@ -39,7 +40,10 @@ export function gatewayContext(services: CallerCheck) {
       const answerLimits = (headers: RateLimitHeaders) => {
         if (context) Object.assign(context.answerHeaders, headers)
       }
-      const authenticate = () => identify(services, request, pathTemplate, answerLimits)
+      const identified = (caller: Caller) => {
+        if (context) context.record.party = partyOf(caller)
+      }
+      const authenticate = () => identify(services, request, pathTemplate, answerLimits, identified)
       const caller = await (context ? context.record.time('authenticate', authenticate) : authenticate())
       if (context) context.caller = caller
       // Replaced in place: schema validation, which runs next, reads the context's body.
@@ -49,16 +53,29 @@ export function gatewayContext(services: CallerCheck) {
     })
 }
 
-async function identify(services: CallerCheck, request: Request, pathTemplate: string, onLimits: (headers: RateLimitHeaders) => void): Promise<Caller> {
+async function identify(
+  services: CallerCheck,
+  request: Request,
+  pathTemplate: string,
+  onLimits: (headers: RateLimitHeaders) => void,
+  onIdentified: (caller: Caller) => void,
+): Promise<Caller> {
   if (pathTemplate.startsWith('/admin/')) {
     checkAdminToken(services.config.adminToken, request.headers)
     return ANONYMOUS
   }
   const rule = ruleFor(request.method, pathTemplate)
-  if (rule) return services.authenticator.authenticate(rule, request.headers, onLimits)
+  if (rule) return services.authenticator.authenticate(rule, request.headers, onLimits, onIdentified)
   // Fail closed: an API endpoint the rules table does not name is served to nobody.
   if (pathTemplate.startsWith('/v1/')) throw new NotFoundError(`No endpoint ${request.method} ${pathTemplate}.`)
   return ANONYMOUS
+}
+
+/** The ids of a caller the request record keeps; undefined for an anonymous one. */
+function partyOf(caller: Caller): RequestParty | undefined {
+  if (caller.kind === 'api-key') return { accountId: caller.key.accountId, keyId: caller.key.id, userId: null, userSub: null }
+  if (caller.kind === 'user') return { accountId: null, keyId: null, userId: caller.user.id, userSub: caller.user.subject }
+  return undefined
 }
 
 export type GatewayContext = ReturnType<typeof gatewayContext>

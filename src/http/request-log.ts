@@ -1,4 +1,3 @@
-import type { Caller } from '../auth/authenticate'
 import { type LogLevel, meetsLevel } from '../observability/log'
 import type { RequestOutcome, RequestRecord, UpstreamAttempt } from '../observability/request-record'
 
@@ -15,15 +14,16 @@ export type LogSink = (line: string) => void
  * template, null for a path no endpoint serves, and `model` a gateway id the request resolved,
  * so every field is an id, a number or a fixed word and the line stays short.
  */
-export function logRequest(sink: LogSink | undefined, record: RequestRecord, caller: Caller | undefined, threshold: LogLevel = 'info'): void {
+export function logRequest(sink: LogSink | undefined, record: RequestRecord, threshold: LogLevel = 'info'): void {
   if (!sink) return
   const outcome = record.outcome ?? 'error'
   const level = LEVEL_OF_OUTCOME[outcome]
   if (!meetsLevel(level, threshold)) return
   const durationMs = milliseconds(record.durationMs ?? 0)
   const usage = record.charge?.usage
-  const keyId = caller?.kind === 'api-key' ? caller.key.id : null
-  const userId = caller?.kind === 'user' ? caller.user.id : null
+  // Known from authentication on: a refusal after it (a rate limit, a scope, a model) names who was refused.
+  const keyId = record.party?.keyId ?? null
+  const userId = record.party?.userId ?? null
   sink(
     JSON.stringify({
       time: new Date().toISOString(),
@@ -36,6 +36,7 @@ export function logRequest(sink: LogSink | undefined, record: RequestRecord, cal
       // The field's name before `duration_ms`, kept for the readers that know it.
       latency_ms: durationMs,
       model: record.model ?? null,
+      model_requested: record.modelRequested ?? null,
       attempts: record.attempts.map(attemptFields),
       tokens: usage
         ? {
@@ -49,6 +50,7 @@ export function logRequest(sink: LogSink | undefined, record: RequestRecord, cal
       cost: record.charge?.cost ?? 0,
       payer: keyId ?? userId,
       outcome,
+      error_code: record.errorCode ?? null,
       key_id: keyId,
       user_id: userId,
     }),

@@ -169,3 +169,12 @@ export function renderMetrics(): string {
   externalMemory.set({}, memory.external)
   return registry.render()
 }
+
+export const activityDropped = registry.counter(
+  'tollgate_activity_dropped_total',
+  'Request activity records dropped unwritten because the queue was full (the database away too long); the oldest go first.',
+)
+export const activityWriteFailures = registry.counter(
+  'tollgate_activity_write_failures_total',
+  'Batches of request activity records the database did not take (each is retried with backoff).',
+)

@@ -51,6 +51,17 @@ export interface RequestCharge {
   usage?: Usage
   /** Credits taken; 0 when released. */
   cost: number
+  /** The same, exactly, in micro-credits. */
+  costMicros: bigint
+}
+
+/** Who the request was made by, once authenticated: the record's copy, so a refusal after authentication still names it. */
+export interface RequestParty {
+  accountId: string | null
+  keyId: string | null
+  /** The gateway's id of a user signed in with a token (`usr_…`), and the identity provider's subject. */
+  userId: string | null
+  userSub: string | null
 }
 
 /** Who consumes finished records: the request log, metrics, traces. */
@@ -75,6 +86,14 @@ export class RequestRecord {
   readonly steps: RequestStep[] = []
   /** The model the client named, until a charge names the one that served. */
   requestedModel: string | undefined
+  /** The model id exactly as the client named it in the body (an alias, a bare or unknown name); kept when a charge names the one that served. */
+  modelRequested: string | undefined
+  /** Who called, from the moment authentication knew (before its rate limits and scopes are checked). */
+  party: RequestParty | undefined
+  /** The client's session (the call's session header), when it named one. */
+  sessionId: string | null = null
+  /** The code of the error answered (`insufficient_credits`, `rate_limit_exceeded`); undefined for a success. */
+  errorCode: string | undefined
   charge: RequestCharge | undefined
   /** The request's span when traces are exported (docs/operations.md#traces); undefined otherwise. */
   trace: TraceContext | undefined
@@ -129,6 +148,11 @@ export class RequestRecord {
     }
   }
 
+  /** The error the request is answered with; the first one named stays (a later render of the same failure changes nothing). */
+  answeredError(code: string): void {
+    this.errorCode ??= code
+  }
+
   charged(charge: RequestCharge): void {
     this.charge = charge
   }
@@ -146,9 +170,22 @@ export class RequestRecord {
     this.done = true
     this.status = status
     this.outcome = outcome
+    this.errorCode = errorCodeOf(status, outcome, this.errorCode)
     this.durationMs = performance.now() - this.startedAtMonotonic
     this.sink.finished(this)
   }
+}
+
+/**
+ * The error code a finished request is reported with: none for a success; `client_closed` for a
+ * client that left (whatever its leaving made fail); the error answered otherwise, or, where no
+ * error body was written (a stream that failed after its first byte without naming one), the
+ * outcome itself.
+ */
+function errorCodeOf(status: number, outcome: RequestOutcome, answered: string | undefined): string | undefined {
+  if (outcome === 'client_closed') return 'client_closed'
+  if (outcome === 'ok') return undefined
+  return answered ?? (status >= 400 || outcome !== 'refused' ? outcome : undefined)
 }
 
 /** The outcome of an answer that ended with this status (a stream reports its own). */

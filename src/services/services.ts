@@ -18,6 +18,7 @@ import type { DatabaseHandle } from '../db/client'
 import type { Database } from '../db/database'
 import { IdempotentCalls } from '../idempotency/idempotent-calls'
 import { Readiness } from '../lifecycle/readiness'
+import { ActivityWriter, type ActivityWriterOptions } from '../observability/activity-writer'
 import { newId } from '../util/ids'
 import { knownSecrets } from '../util/known-secrets'
 
@@ -31,6 +32,8 @@ export interface ServiceOptions {
   closings?: Pick<HoldBookOptions, 'closingAnswerMs' | 'retryDelayMs'>
   /** How webhook deliveries are retried, timed and polled (the sender's defaults and the config's poll otherwise); tests shorten them. */
   webhooks?: Omit<WebhookSenderOptions, 'now'>
+  /** How request activity is batched and retried (the writer's defaults otherwise); tests shorten them. */
+  activity?: Omit<ActivityWriterOptions, 'now' | 'retentionDays'>
 }
 
 /** Everything a handler may call, built once per process. Handlers get these, never the framework. */
@@ -66,6 +69,8 @@ export interface Services {
   webhooks: WebhookSender
   /** The calls made with an Idempotency-Key, claimed, kept and replayed across instances (docs/api.md#idempotent-retries). */
   idempotentCalls: IdempotentCalls
+  /** Writes every recorded request's activity in batches, off the requests' path; shutdown flushes it (docs/operations.md#request-activity). */
+  activity: ActivityWriter
   /** Releases connections the services hold (the Redis rate-limit counter). */
   close(): void
 }
@@ -116,6 +121,7 @@ export function createServices(options: ServiceOptions): Services {
   const secretsGroup = `config ${instanceId}`
   const webhooks = new WebhookSender(db, { now, pollMs: options.config.webhookPollMs, ...options.webhooks })
   knownSecrets.set(secretsGroup, configSecrets(options.config))
+  const activity = new ActivityWriter(db, { now, retentionDays: options.config.activityRetentionDays, ...options.activity })
   return {
     get config() {
       return current.config
@@ -146,7 +152,9 @@ export function createServices(options: ServiceOptions): Services {
     routeCooldowns,
     webhooks,
     idempotentCalls,
+    activity,
     close: () => {
+      activity.stop()
       sweeper.stop()
       webhooks.stop()
       routeCooldowns.close()

@@ -12,6 +12,8 @@ import { idempotentCall } from '../idempotency/idempotent-call'
 import type { IdempotentCalls } from '../idempotency/idempotent-calls'
 import { idempotencyKeyOf } from '../idempotency/key-header'
 import { RequestRecord } from '../observability/request-record'
+import { isRecord } from '../util/is-record'
+import { scrubCredentials } from '../util/scrub-credentials'
 
 export interface SurfaceEndpoint<S extends TSchema, R extends Route> {
   path: string
@@ -80,7 +82,21 @@ function surfaceRequest<Body>(body: Body, caller: Caller, requestId: string, req
   // Every request the app serves has its record; one served outside it (a test calling the
   // endpoint alone) gets one that reports to nobody.
   const record = contextOf(request)?.record ?? new RequestRecord(requestId, request.method, UNOBSERVED)
+  record.modelRequested = modelNamedIn(body)
   return { caller, body, requestId, signal: request.signal, headers: request.headers, query: url.search, record }
 }
+
+/**
+ * The `model` field of a JSON body or a form, as the client wrote it, for the log and the
+ * activity record: printable ASCII up to 200 characters (no catalogue id comes near), with
+ * anything shaped like a credential redacted, since a client may paste anything there. Other
+ * text is not recorded.
+ */
+function modelNamedIn(body: unknown): string | undefined {
+  const model = isRecord(body) ? body.model : undefined
+  return typeof model === 'string' && RECORDABLE_MODEL.test(model) ? scrubCredentials(model) : undefined
+}
+
+const RECORDABLE_MODEL = /^[\x20-\x7e]{1,200}$/
 
 const UNOBSERVED = { streamOpened: () => undefined, finished: () => undefined }

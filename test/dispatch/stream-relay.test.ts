@@ -13,9 +13,13 @@ import { UpstreamError } from '../../src/errors/kinds'
  * instead of letting it escape.
  */
 function fakeCall() {
-  const seen = { settled: 0, released: 0, finished: [] as [number, string][] }
+  const seen = { settled: 0, released: 0, finished: [] as [number, string][], answered: [] as string[] }
   const call = {
-    record: { streamOpened: () => undefined, finish: (status: number, outcome: string) => seen.finished.push([status, outcome]) },
+    record: {
+      streamOpened: () => undefined,
+      finish: (status: number, outcome: string) => seen.finished.push([status, outcome]),
+      answeredError: (code: string) => seen.answered.push(code),
+    },
     settle: async () => {
       seen.settled++
       return { cost: 0 }
@@ -69,19 +73,19 @@ describe('the relay and an observer that throws', () => {
     expect(text).toStartWith('a;b;')
     expect(text).toContain('failed:')
     expect(text).not.toContain('c;')
-    expect(seen).toEqual({ settled: 0, released: 1, finished: [[200, 'upstream_error']] })
+    expect(seen).toEqual({ settled: 0, released: 1, finished: [[200, 'upstream_error']], answered: ['upstream_error'] })
   })
 
   test('a throw at the end fails the stream the same way', async () => {
     const { text, seen } = await relay(['a'], observer(undefined, true))
     expect(text).toStartWith('a;')
     expect(text).toContain('failed:')
-    expect(seen).toEqual({ settled: 0, released: 1, finished: [[200, 'upstream_error']] })
+    expect(seen).toEqual({ settled: 0, released: 1, finished: [[200, 'upstream_error']], answered: ['upstream_error'] })
   })
 
   test('without a throw the stream settles and writes its closing', async () => {
     const { text, seen } = await relay(['a', 'b'], observer(undefined))
     expect(text).toBe('a;b;done;')
-    expect(seen).toEqual({ settled: 1, released: 0, finished: [[200, 'ok']] })
+    expect(seen).toEqual({ settled: 1, released: 0, finished: [[200, 'ok']], answered: [] })
   })
 })

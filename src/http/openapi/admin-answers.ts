@@ -84,6 +84,40 @@ const UsageSummaryRow = t.Object({
   uncollected: t.Number(),
 })
 
+const ActivityRecord = t.Object({
+  request_id: t.String(),
+  created_at: Time,
+  method: t.String(),
+  route: t.String({ description: "The endpoint's path template" }),
+  status: JsonInteger({ description: 'The HTTP status answered; 499 when the client left first' }),
+  error_code: Nullable(t.String({ description: 'The code of the error answered; null for a success' })),
+  account_id: Nullable(t.String()),
+  key_id: Nullable(t.String()),
+  user_sub: Nullable(t.String()),
+  model_requested: Nullable(t.String({ description: 'The model id the client named (an alias, a bare name)' })),
+  model: Nullable(t.String({ description: 'The catalogue model that served; null when none did' })),
+  attempts: t.Array(
+    t.Object({
+      provider: t.String(),
+      status: t.Optional(JsonInteger({ description: "The upstream's HTTP status" })),
+      reason: t.Optional(t.String({ description: 'Why no status came: timeout, unreachable, client_closed, refused' })),
+      duration_ms: t.Number(),
+    }),
+  ),
+  tokens: Nullable(t.Object({ input: JsonInteger({}), output: JsonInteger({}), cache_read: JsonInteger({}), cache_write: JsonInteger({}) })),
+  cost: t.Number({ description: 'Credits charged; 0 when nothing was' }),
+  duration_ms: t.Number(),
+  session_id: Nullable(t.String()),
+})
+const ActivityStatsRow = t.Object({
+  period: t.String({ description: '`YYYY-MM-DDTHH:00:00Z` or `YYYY-MM-DD` (UTC)' }),
+  requests: JsonInteger({}),
+  refused: JsonInteger({ description: 'Answered with a 4xx other than 499' }),
+  failed: JsonInteger({ description: 'Answered with a 5xx' }),
+  p50_ms: Nullable(t.Number({ description: 'Median duration in milliseconds' })),
+  p95_ms: Nullable(t.Number({ description: '95th percentile duration in milliseconds' })),
+})
+
 /** Keyed by `METHOD path` as the operations name them (relative to /admin/v1). */
 export const ADMIN_ANSWERS: Readonly<Record<string, { description: string; schema: TSchema; alternatives?: Record<string, TSchema> }>> = {
   'GET /accounts': { description: 'A page of accounts, newest first', schema: Page(AccountAnswer) },
@@ -124,6 +158,22 @@ export const ADMIN_ANSWERS: Readonly<Record<string, { description: string; schem
   'GET /usage': {
     description: 'Usage summaries, newest period first (`format=csv` or `jsonl` streams every row instead)',
     schema: t.Object({ object: t.Literal('list'), data: t.Array(UsageSummaryRow), next_cursor: Nullable(t.String()) }),
+  },
+  'GET /requests': {
+    description: 'A page of request records, newest first; with `format=csv` or `format=jsonl`, every record selected, streamed',
+    schema: Page(ActivityRecord),
+    alternatives: {
+      'text/csv': t.String({ description: 'A header row of the JSON field names, then one row per record (RFC 4180); attempts and tokens as JSON text' }),
+      'application/x-ndjson': t.String({ description: 'One JSON record per line' }),
+    },
+  },
+  'GET /requests/stats': {
+    description: 'Counts and latencies by period, oldest first, only periods that had requests',
+    schema: t.Object({ object: t.Literal('list'), data: t.Array(ActivityStatsRow) }),
+  },
+  'GET /requests/:request_id': {
+    description: "The request's record and its ledger entries, oldest first",
+    schema: t.Composite([ActivityRecord, t.Object({ ledger: t.Array(LedgerEntry) })]),
   },
   'GET /ledger': {
     description: 'A page of ledger entries, newest first; with `format=csv` or `format=jsonl`, every entry selected, streamed',
