@@ -184,7 +184,7 @@ describe('/console dashboard', () => {
     await visit(page, `#/usage?period=day&since=${day(4)}`)
     const bars = page.locator('rect.bar')
     expect(await bars.evaluateAll((rects) => rects.map((rect) => rect.getAttribute('data-label')))).toEqual([day(4), day(3), day(2), day(1), day(0)])
-    const todayCost = numberIn(await apiText(`/usage?group_by=day&since=${day(0)}`), 'cost')
+    const todayCost = numberIn(await apiText(`/usage?group_by=day&since=${day(0)}`), 'cost') ?? ''
     expect(await bars.evaluateAll((rects) => rects.map((rect) => rect.getAttribute('data-value')))).toEqual([
       '0.000000',
       '0.000000',
