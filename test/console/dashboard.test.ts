@@ -195,7 +195,11 @@ describe('/console dashboard', () => {
     // Grouped by key as well: stacked by key, every period drawn.
     await visit(page, `#/usage?period=day&by=key&since=${day(2)}`)
     const chart = page.getByTestId('usage-breakdown')
-    expect(await chart.locator('g.period').evaluateAll((columns) => columns.map((column) => column.getAttribute('data-period')))).toEqual([day(2), day(1), day(0)])
+    expect(await chart.locator('g.period').evaluateAll((columns) => columns.map((column) => column.getAttribute('data-period')))).toEqual([
+      day(2),
+      day(1),
+      day(0),
+    ])
     expect((await chart.locator('.legend li').allTextContents()).map((text) => text.trim()).sort()).toEqual(['batch jobs', 'ci runner'])
     expect(pageErrors).toEqual([])
   }, 60_000)

@@ -1,6 +1,6 @@
 import { download, get, type Page, query, type RequestRecord } from './api'
 import { type Child, field, h, input, select, show, table } from './dom'
-import { count, credits, dateToSince, time } from './format'
+import { count, credits, dateToSince } from './format'
 import { accountCell, keyCell, loadNames, type Names, nameChoices } from './names'
 
 const FILTERS = ['key_id', 'account_id', 'model', 'status', 'error_code', 'session_id', 'since', 'until'] as const
@@ -19,7 +19,7 @@ export function modelCell(record: Pick<RequestRecord, 'model_requested' | 'model
 }
 
 function tokensText(record: RequestRecord): string {
-  return record.tokens ? `${count(record.tokens.input)} / ${count(record.tokens.output)}` : '—'
+  return record.tokens ? `${count(record.tokens.input)} in / ${count(record.tokens.output)} out` : 'no tokens'
 }
 
 /**
@@ -33,7 +33,7 @@ export async function activityPage(main: HTMLElement, params: URLSearchParams): 
     account_id: select('account_id', nameChoices(names, 'account'), params.get('account_id') ?? ''),
     model: input('model', { value: params.get('model') ?? '', placeholder: 'asked for or served' }),
     status: input('status', { value: params.get('status') ?? '', placeholder: '429, 4xx or 5xx', pattern: '\\d{3}|[1-5]xx' }),
-    error_code: input('error_code', { value: params.get('error_code') ?? '', placeholder: 'insufficient_credits' }),
+    error_code: input('error_code', { value: params.get('error_code') ?? '', placeholder: 'insufficient_balance' }),
     session_id: input('session_id', { value: params.get('session_id') ?? '' }),
     since: input('since', { type: 'date', value: params.get('since') ?? '' }),
     until: input('until', { type: 'date', value: params.get('until') ?? '' }),
@@ -45,6 +45,8 @@ export async function activityPage(main: HTMLElement, params: URLSearchParams): 
   }
   const list = h('div', {})
   const more = h('div', {})
+  // The first page is read before the page is drawn: while it loads, the page says so.
+  const first = await requestsPage(selection)
   show(
     main,
     h('h1', {}, 'Activity'),
@@ -84,17 +86,30 @@ export async function activityPage(main: HTMLElement, params: URLSearchParams): 
     list,
     more,
   )
-  await loadRequests(list, more, names, selection)
+  showRequests(list, more, names, selection, first, false)
 }
 
-async function loadRequests(list: HTMLElement, more: HTMLElement, names: Names, selection: Record<string, string>, cursor?: string): Promise<void> {
-  const page = await get<Page<RequestRecord>>(`/admin/v1/requests${query({ ...selection, limit: 100, cursor })}`)
+function requestsPage(selection: Record<string, string>, cursor?: string): Promise<Page<RequestRecord>> {
+  return get<Page<RequestRecord>>(`/admin/v1/requests${query({ ...selection, limit: 100, cursor })}`)
+}
+
+function showRequests(list: HTMLElement, more: HTMLElement, names: Names, selection: Record<string, string>, page: Page<RequestRecord>, later: boolean): void {
   list.append(
     table(
-      cursor ? 'Older requests' : 'Requests, newest first',
-      ['Time', 'Status', 'Route', 'Model', 'Key, account', 'Attempts', 'Tokens in / out', 'Credits', 'Duration', 'Request'],
+      later ? 'Older requests' : 'Requests, newest first',
+      ['Time', 'Status', 'Route', 'Model', 'Key, account', 'Attempts', 'Credits, tokens', 'Duration'],
       page.data.map((record) => [
-        time(record.created_at),
+        // The time leads to the request's page; its id is on hover.
+        h(
+          'a',
+          {
+            href: `#/request?id=${encodeURIComponent(record.request_id)}`,
+            'aria-label': `Request ${record.request_id}`,
+            title: record.request_id,
+            'data-request-id': record.request_id,
+          },
+          h('span', { class: 'stack' }, record.created_at.slice(11, 19), h('small', {}, record.created_at.slice(0, 10))),
+        ),
         h('span', { class: 'stack' }, statusBadge(record.status), record.error_code ? h('small', {}, record.error_code) : null),
         h('span', { class: 'stack' }, h('code', {}, record.route), h('small', {}, record.method)),
         modelCell(record),
@@ -105,16 +120,10 @@ async function loadRequests(list: HTMLElement, more: HTMLElement, names: Names, 
           h('small', {}, accountCell(names, record.account_id)),
         ),
         record.attempts.length ? record.attempts.map((attempt) => attempt.provider).join(' → ') : '—',
-        tokensText(record),
-        credits(record.cost),
+        h('span', { class: 'stack' }, credits(record.cost), h('small', {}, tokensText(record))),
         `${count(record.duration_ms)} ms`,
-        h(
-          'a',
-          { href: `#/request?id=${encodeURIComponent(record.request_id)}`, 'aria-label': `Request ${record.request_id}` },
-          h('code', {}, record.request_id),
-        ),
       ]),
-      [6, 7, 8],
+      [6, 7],
     ),
   )
   show(
@@ -122,7 +131,11 @@ async function loadRequests(list: HTMLElement, more: HTMLElement, names: Names, 
     page.next_cursor
       ? h(
           'button',
-          { type: 'button', class: 'secondary', onclick: () => loadRequests(list, more, names, selection, page.next_cursor ?? undefined) },
+          {
+            type: 'button',
+            class: 'secondary',
+            onclick: async () => showRequests(list, more, names, selection, await requestsPage(selection, page.next_cursor ?? undefined), true),
+          },
           'Older requests',
         )
       : null,

@@ -99,13 +99,16 @@ async function render(): Promise<void> {
     main,
   )
   document.title = `${current.title} · Tollgate console`
-  show(main, h('h1', {}, current.title), h('p', { class: 'loading' }, 'Loading…'))
+  // Outside `main`, which a view redraws as it goes: it stays until the view has finished.
+  const loading = h('p', { class: 'loading', role: 'status' }, 'Loading…')
+  show(main, h('h1', {}, current.title))
+  root.append(loading)
   try {
     await current.view(main, params)
   } catch (error) {
     main.append(h('p', { class: 'notice error', role: 'alert' }, error instanceof Error ? error.message : String(error)))
   }
-  main.querySelector('.loading')?.remove()
+  loading.remove()
   // A re-drawn page loses the focused element: keyboard users continue from the page, not the
   // top of the document. On the first page they start from the top (skip link, navigation).
   if (!firstRender && (document.activeElement === document.body || document.activeElement === null)) main.focus()
