@@ -332,6 +332,16 @@ describe('/console dashboard', () => {
   }, 90_000)
 
   test('every page fits a laptop and a phone, and nothing is loaded from outside', async () => {
+    // Long names and lists wrap or are cut short with the whole on hover, never widening a card.
+    const long = await api('POST', '/accounts', { name: `Very Long Company Name ${'Holdings '.repeat(18)}`.trim() })
+    await api('POST', `/accounts/${long.id}/credits`, { amount: 2 })
+    await api('POST', '/keys', {
+      account_id: long.id,
+      env: 'prod',
+      name: `key with a long name ${'and more words '.repeat(10)}`.trim(),
+      allowed_models: Array.from({ length: 12 }, (_, index) => `vendor-${index}/*`),
+      quotas: { day: 1, week: 5, month: 20 },
+    })
     const hook = await api('POST', '/webhooks', { url: 'http://127.0.0.1:9/none', description: 'Pager' })
     await api('POST', `/webhooks/${hook.id}/test`)
     const ledger = await api('GET', `/ledger?key_id=${seeded.runner}&kind=charge`)

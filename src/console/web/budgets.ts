@@ -39,8 +39,8 @@ export function progressBar(label: string, value: bigint, max: bigint, tone: 'ok
  * the threshold (full at or above it), with the threshold marked; red below it, amber below
  * twice it. Without a threshold, the amounts alone.
  */
-function walletBar(label: string, available: Credits, threshold: Credits | null | undefined): HTMLElement | string {
-  if (threshold === null || threshold === undefined) return `${credits(available)} available, no alert threshold`
+function walletBar(label: string, available: Credits, threshold: Credits | null | undefined): HTMLElement {
+  if (threshold === null || threshold === undefined) return h('small', { class: 'muted' }, `${credits(available)} available, no alert threshold`)
   const have = micros(available)
   const limit = micros(threshold)
   const scale = limit * 2n > have ? limit * 2n : have
@@ -52,7 +52,7 @@ function walletBar(label: string, available: Credits, threshold: Credits | null 
 export function walletsCard(names: Names): HTMLElement {
   const accounts = [...names.accounts.values()]
   const allotted = [...names.keys.values()].filter((key) => key.allotment && !key.revoked_at)
-  type Row = { cell: ReturnType<typeof accountCell>; bar: HTMLElement | string; threshold: boolean; available: bigint }
+  type Row = { cell: ReturnType<typeof accountCell>; bar: HTMLElement; threshold: boolean; available: bigint }
   const rows: Row[] = [
     ...accounts.map((account: Account) => ({
       cell: accountCell(names, account.id),

@@ -92,7 +92,7 @@ async function loadKeys(
       cell: (key) =>
         h(
           'span',
-          { class: 'stack' },
+          { class: 'stack wrap narrow' },
           h('strong', { title: key.id }, key.name ?? '(no name)'),
           h('span', {}, key.env, ' ', h('code', {}, `…${key.hint}`), copyButton(key.id)),
         ),
