@@ -1,10 +1,10 @@
-import { download, get, type Page, query, type UsageRow } from './api'
+import { type Credits, download, get, type Page, query, type UsageRow } from './api'
 import { barChart } from './chart'
 import { append, type Child, field, h, input, select, show, table } from './dom'
 import { count, credits, dateToSince } from './format'
 import { accountCell, keyCell, loadNames, type Names, nameChoices } from './names'
 import { periodsBetween } from './periods'
-import { type Dimension, usageBreakdown } from './usage-breakdown'
+import { usageBreakdown } from './usage-breakdown'
 
 const DIMENSIONS: readonly [string, string][] = [
   ['', 'nothing else'],
@@ -87,20 +87,26 @@ export async function usagePage(main: HTMLElement, params: URLSearchParams): Pro
   const rows = h('div', {})
   const more = h('div', {})
   show(main, h('h1', {}, 'Usage'), form)
-  append(main, [
-    dimension && dimension !== 'user'
-      ? await usageBreakdown(names, periods, group, dimension as Dimension, 'cost', filters)
-      : dimension
-        ? h('p', { class: 'muted' }, 'The chart is drawn by model, key or account; the table has every row.')
-        : barChart(
-            `Spend per ${group} (credits, UTC)`,
-            periods.map((label) => ({ label, value: costs.get(label) ?? '0' })),
-          ),
-    h('p', { class: 'toolbar' }, csv),
-    rows,
-    more,
-  ])
+  append(main, [await usageChart(names, periods, group, dimension, filters, costs), h('p', { class: 'toolbar' }, csv), rows, more])
   showRows(names, rows, more, selection, dimension, answer, false)
+}
+
+/** Spend per period, every period drawn: stacked by model, key or account when grouped by one. */
+async function usageChart(
+  names: Names,
+  periods: string[],
+  group: 'hour' | 'day' | 'month',
+  dimension: string,
+  filters: Record<string, string>,
+  costs: Map<string, Credits>,
+): Promise<HTMLElement> {
+  if (periods.length === 0) return h('p', { class: 'empty' }, 'No usage in this selection.')
+  if (dimension === 'model' || dimension === 'key' || dimension === 'account') return usageBreakdown(names, periods, group, dimension, 'cost', filters)
+  if (dimension) return h('p', { class: 'muted' }, 'The chart is drawn by model, key or account; the table has every row.')
+  return barChart(
+    `Spend per ${group} (credits, UTC)`,
+    periods.map((label) => ({ label, value: costs.get(label) ?? '0' })),
+  )
 }
 
 function showRows(
