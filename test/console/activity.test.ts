@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { readFile } from 'node:fs/promises'
 import type { Browser, Page } from 'playwright-core'
 import { blockOutside, launchChromium } from '../support/browser'
 import { testDatabases } from '../support/databases'
@@ -75,7 +76,7 @@ describe('/console activity', () => {
   })
 
   async function openPage(viewport: { width: number; height: number }): Promise<Page> {
-    const page = await (await browser.newContext({ viewport })).newPage()
+    const page = await (await browser.newContext({ viewport, acceptDownloads: true })).newPage()
     await blockOutside(page, served.origin, outside)
     page.on('pageerror', (error) => pageErrors.push(error.message))
     await page.goto(`${served.origin}/console`)
@@ -144,6 +145,14 @@ describe('/console activity', () => {
     await redrawn(page, () => page.getByRole('button', { name: 'Find requests' }).click())
     expect(page.url()).toEndWith(`#/activity?key_id=${seen.broke}`)
     expect(await listed(page)).toEqual([seen.refused])
+
+    // The CSV is the API's export of the same selection, byte for byte.
+    await visit(page, `#/activity?key_id=${seen.runner}`)
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()])
+    const csv = await readFile((await download.path()) ?? '', 'utf8')
+    const exported = await (await fetch(`${served.origin}/admin/v1/requests?key_id=${seen.runner}&format=csv`, { headers: adminHeaders })).text()
+    expect(csv).toBe(exported)
+    expect(csv.split('\n').filter(Boolean)).toHaveLength(4)
     expect(pageErrors).toEqual([])
   }, 60_000)
 
