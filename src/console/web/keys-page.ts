@@ -108,7 +108,12 @@ async function loadKeys(
     { header: 'RPM / TPM', cell: (key) => `${key.rpm ?? '—'} / ${key.tpm ?? '—'}`, numeric: true },
     {
       header: 'State',
-      cell: (key) => (key.revoked_at ? `revoked ${key.revoked_at.slice(0, 10)}` : key.expires_at ? `expires ${key.expires_at.slice(0, 10)}` : 'active'),
+      cell: (key) =>
+        key.revoked_at
+          ? h('span', { class: 'stack' }, 'revoked', h('small', {}, key.revoked_at.slice(0, 10)))
+          : key.expires_at
+            ? h('span', { class: 'stack' }, 'expires', h('small', {}, key.expires_at.slice(0, 10)))
+            : 'active',
     },
     { header: '', cell: (key) => keyActions(editor, key, refresh) },
   ]
@@ -145,7 +150,9 @@ function allotmentCell(key: ApiKey): Child {
     'span',
     { class: 'stack' },
     key.allotment ? credits(key.allotment.available) : 'none',
-    key.low_balance_threshold == null ? null : h('small', { 'data-testid': 'key-low-balance-threshold' }, `alert below ${credits(key.low_balance_threshold)}`),
+    key.low_balance_threshold == null
+      ? null
+      : h('small', { 'data-testid': 'key-low-balance-threshold', class: 'wrap' }, `alert below ${credits(key.low_balance_threshold)}`),
   )
 }
 
