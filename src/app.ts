@@ -61,7 +61,7 @@ export function createApp(services: Services, options: { log?: LogSink; version?
     .use(pricingEndpoint(context, services))
     .use(surfaceEndpoints(context, services))
     .use(adminEnabled ? adminEndpoints(context, services) : new Elysia({ name: 'endpoints/admin-disabled' }))
-    .use(adminEnabled ? consoleEndpoints(services) : new Elysia({ name: 'endpoints/console-disabled' }))
+    .use(adminEnabled ? consoleEndpoints() : new Elysia({ name: 'endpoints/console-disabled' }))
   methods = new EndpointMethods(app.routes)
   const metrics = metricsSink((id) => services.catalog.model(id) !== undefined || services.catalog.alias(id) !== undefined)
   /**

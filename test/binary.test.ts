@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { blockOutside, launchChromium } from './support/browser'
 import { mockCatalogEnv } from './support/mock-catalog'
 import { type GatewayProcess, startProcess } from './support/process'
 import { MockUpstream } from './upstream/mock-upstream'
@@ -12,6 +13,28 @@ import { MockUpstream } from './upstream/mock-upstream'
  */
 const binary = resolve('dist/tollgate')
 const adminToken = 'binary-test-admin-token'
+
+/** The console bundled into the binary draws its dashboard in Chromium, loading nothing from outside. */
+async function expectConsoleDrawn(base: string): Promise<void> {
+  const browser = await launchChromium()
+  try {
+    const page = await browser.newPage()
+    const outside: string[] = []
+    const errors: string[] = []
+    page.on('pageerror', (error) => errors.push(error.message))
+    await blockOutside(page, new URL(base).origin, outside)
+    await page.goto(`${base}console`)
+    await page.getByLabel('Admin token').fill(adminToken)
+    await page.getByLabel('Admin token').press('Enter')
+    await page.getByTestId('usage-breakdown').waitFor()
+    expect(await page.getByTestId('usage-breakdown').locator('g.period').count()).toBe(30)
+    await page.goto(`${base}console#/models`)
+    await page.getByRole('cell', { name: 'test/cheap' }).first().waitFor()
+    expect({ outside, errors }).toEqual({ outside: [], errors: [] })
+  } finally {
+    await browser.close()
+  }
+}
 
 describe('compiled binary', () => {
   let workdir: string
@@ -68,6 +91,8 @@ describe('compiled binary', () => {
     })
     expect(video.status).toBe(200)
     expect(upstream.received.find((request) => request.path === '/v1/videos')!.body.input_reference_dimensions).toBe('1280x720')
+
+    await expectConsoleDrawn(base)
 
     expect(await gateway.stop()).toBe(0)
 

@@ -56,13 +56,13 @@ describe('/console', () => {
 
   test('without TOLLGATE_ADMIN_TOKEN there is no console: 404, like the admin API', async () => {
     const harness = served.instance({ env: { TOLLGATE_ADMIN_TOKEN: undefined } })
-    for (const path of ['/console', '/console/models', '/console/assets/0/console.js']) {
+    for (const path of ['/console', '/console/assets/0/console.js']) {
       expect({ path, status: (await harness.call('GET', path)).status }).toEqual({ path, status: 404 })
     }
     harness.services.close()
   })
 
-  test('the page loads only its own assets; the price list needs the admin token', async () => {
+  test('the page loads only its own assets; what it shows comes from the admin API, with the token', async () => {
     const reply = await fetch(`${served.origin}/console`)
     expect(reply.status).toBe(200)
     expect(reply.headers.get('content-security-policy')).toContain("default-src 'none'")
@@ -78,8 +78,8 @@ describe('/console', () => {
       expect(await body.text()).not.toMatch(/https?:\/\/(?!www\.w3\.org\/2000\/svg)/)
     }
     expect((await fetch(`${served.origin}/console/assets/0000000000000000/console.js`)).status).toBe(404)
-    expect((await fetch(`${served.origin}/console/models`)).status).toBe(401)
-    const models = (await (await fetch(`${served.origin}/console/models`, { headers: adminHeaders })).json()) as { data: { id: string }[] }
+    expect((await fetch(`${served.origin}/admin/v1/models`)).status).toBe(401)
+    const models = (await (await fetch(`${served.origin}/admin/v1/models`, { headers: adminHeaders })).json()) as { data: { id: string }[] }
     expect(models.data.map((model) => model.id)).toContain('test/cheap')
   })
 
@@ -134,10 +134,11 @@ describe('/console', () => {
     expect(cost).toBe('0.000005')
     expect(await page.getByTestId('spend-today-cost').textContent()).toBe(`${cost} credits`)
     expect(await page.getByTestId('spend-today-requests').textContent()).toBe('1')
-    // The daily chart: 30 days, today's bar the API's amount.
-    expect(await page.locator('rect.bar').count()).toBe(30)
-    expect(await page.locator(`rect.bar[data-label="${today}"]`).getAttribute('data-value')).toBe(cost)
-    await page.getByRole('region', { name: 'Top models this month' }).getByText('test/cheap').waitFor()
+    // The daily chart: 30 days, today's column the API's amount, stacked by model.
+    const daily = page.getByTestId('usage-breakdown')
+    expect(await daily.locator('g.period').count()).toBe(30)
+    expect(await daily.locator(`g.period[data-period="${today}"]`).getAttribute('data-total')).toBe(cost)
+    await daily.locator(`g.period[data-period="${today}"] rect[data-series="test/cheap"]`).waitFor()
 
     // Usage: the chart's bar and the table's row carry the same amount.
     await page.getByRole('link', { name: 'Usage' }).click()

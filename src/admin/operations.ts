@@ -9,6 +9,7 @@ import type { Services } from '../services/services'
 import { ACTIVITY_OPERATIONS } from './activity-operations'
 import { idParam } from './id-param'
 import { KeyFields } from './key-fields'
+import { MODEL_OPERATIONS } from './model-operations'
 import { type AdminOperation, defineOperation } from './operation'
 import { QuotasField, quotaChanges, wholeQuotas } from './quota-fields'
 import { REPORTING_OPERATIONS } from './reporting-operations'
@@ -279,4 +280,6 @@ export const ADMIN_OPERATIONS: readonly AdminOperation[] = [
   USAGE_OPERATION,
   // Alerts by webhook (docs/operations.md#alerts).
   ...WEBHOOK_OPERATIONS,
+  // The catalogue with its routes' state (docs/operations.md#models).
+  ...MODEL_OPERATIONS,
 ]

@@ -107,6 +107,16 @@ export class RouteCooldowns {
       })
   }
 
+  /**
+   * What this process knows of one route, for the admin API: its failures in a row and, while
+   * it cools down, when that ends (the services clock, milliseconds).
+   */
+  stateOf(route: CooledRoute): { failures: number; coolingUntil: number | undefined } {
+    const health = this.routes.get(keyOf(route))
+    if (!health) return { failures: 0, coolingUntil: undefined }
+    return { failures: health.failures, coolingUntil: this.stillCooling(health) ? health.coolingUntil : undefined }
+  }
+
   /** Routes cooling down now: the `tollgate_routes_cooling_down` gauge. */
   coolingCount(): number {
     let count = 0

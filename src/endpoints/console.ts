@@ -1,8 +1,6 @@
 import { Elysia } from 'elysia'
-import { checkAdminToken } from '../auth/admin-token'
 import { consolePage } from '../console/page'
 import { NotFoundError } from '../errors/kinds'
-import type { Services } from '../services/services'
 
 const CACHE_FOREVER = 'public, max-age=31536000, immutable'
 /** The page itself is small and names the current assets: never cached. */
@@ -45,9 +43,9 @@ function digest(text: string): string {
  * The operator console (docs/operations.md#console): registered only with TOLLGATE_ADMIN_TOKEN,
  * so without it /console is the router's 404 like the admin API. The page and its assets are
  * public (they hold no data); everything the console shows comes from the admin API with the
- * token the operator signs in with, plus the price list below, read with the same token.
+ * token the operator signs in with.
  */
-export function consoleEndpoints(services: Pick<Services, 'config' | 'catalog'>) {
+export function consoleEndpoints() {
   return new Elysia({ name: 'endpoints/console' })
     .get('/console', async () => new Response((await consoleAssets()).page, { headers: PAGE_HEADERS }), { detail: { hide: true } })
     .get(
@@ -58,22 +56,6 @@ export function consoleEndpoints(services: Pick<Services, 'config' | 'catalog'>)
         if (path === assets.scriptPath) return asset(assets.script, 'text/javascript; charset=utf-8')
         if (path === assets.stylePath) return asset(assets.style, 'text/css; charset=utf-8')
         throw new NotFoundError('Not found.')
-      },
-      { detail: { hide: true } },
-    )
-    .get(
-      '/console/models',
-      ({ request }) => {
-        checkAdminToken(services.config.adminToken, request.headers)
-        return {
-          object: 'list' as const,
-          data: services.catalog.listModels().map((model) => ({
-            id: model.id,
-            type: model.type,
-            providers: model.routes.map((route) => route.provider),
-            pricing: model.pricing,
-          })),
-        }
       },
       { detail: { hide: true } },
     )

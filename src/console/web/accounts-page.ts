@@ -1,6 +1,7 @@
 import { type Account, amountText, type Credits, get, jsonBody, type Page, query, send, type User, type Wallet } from './api'
 import { field, h, input, notice, show, table } from './dom'
 import { credits, time } from './format'
+import { copyButton, named } from './names'
 
 /** Accounts, newest first, a page at a time; the selected one (`?id=`) with its wallet forms. */
 export async function accountsPage(main: HTMLElement, params: URLSearchParams): Promise<void> {
@@ -66,14 +67,13 @@ async function loadUsers(list: HTMLElement, more: HTMLElement, cursor?: string):
 async function loadAccounts(list: HTMLElement, more: HTMLElement, cursor?: string): Promise<void> {
   const page = await get<Page<Account>>(`/admin/v1/accounts${query({ limit: 100, cursor })}`)
   const rows = page.data.map((account) => [
-    h('a', { href: `#/accounts?id=${encodeURIComponent(account.id)}` }, account.name),
-    h('code', {}, account.id),
+    named(account.name, account.id, `#/accounts?id=${encodeURIComponent(account.id)}`),
     credits(account.wallet.balance),
     credits(account.wallet.held),
     credits(account.wallet.available),
     time(account.created_at),
   ])
-  list.append(table(cursor ? 'More accounts' : 'Accounts, newest first', ['Name', 'Id', 'Balance', 'Held', 'Available', 'Created'], rows, [2, 3, 4]))
+  list.append(table(cursor ? 'More accounts' : 'Accounts, newest first', ['Name', 'Balance', 'Held', 'Available', 'Created'], rows, [1, 2, 3]))
   show(
     more,
     page.next_cursor
@@ -145,7 +145,7 @@ async function accountDetail(detail: HTMLElement, id: string): Promise<void> {
     h(
       'section',
       { class: 'card selected', 'aria-label': `Account ${account.name}` },
-      h('h2', {}, account.name, ' ', h('code', {}, account.id)),
+      h('h2', {}, account.name, ' ', h('code', {}, account.id), copyButton(account.id)),
       wallet,
       h(
         'p',
@@ -153,6 +153,7 @@ async function accountDetail(detail: HTMLElement, id: string): Promise<void> {
         h('a', { href: `#/keys?account_id=${encodeURIComponent(account.id)}` }, 'Keys'),
         h('a', { href: `#/usage?account_id=${encodeURIComponent(account.id)}` }, 'Usage'),
         h('a', { href: `#/ledger?account_id=${encodeURIComponent(account.id)}` }, 'Ledger'),
+        h('a', { href: `#/activity?account_id=${encodeURIComponent(account.id)}` }, 'Activity'),
       ),
       status,
       h('div', { class: 'columns' }, credit('top-up'), credit('adjustment')),

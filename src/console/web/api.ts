@@ -34,6 +34,10 @@ export interface ApiKey {
   scopes: string[] | null
   allowed_models: string[] | null
   monthly_quota: Credits | null
+  /** Spend limits by period in credits; null: none in that period. */
+  quotas?: Quotas
+  /** Settled spend in the current periods: only in the answer about one key. */
+  spent?: Record<QuotaPeriod, Credits>
   allotment: Wallet | null
   /** Below this balance the key's allotment raises a `balance.low` alert; null: none. */
   low_balance_threshold?: Credits | null
@@ -44,6 +48,10 @@ export interface ApiKey {
   created_at: string
   key?: string
 }
+export const QUOTA_PERIODS = ['day', 'week', 'month'] as const
+export type QuotaPeriod = (typeof QUOTA_PERIODS)[number]
+export type Quotas = Record<QuotaPeriod, Credits | null>
+
 export interface LedgerEntry {
   id: string
   created_at: string
@@ -72,6 +80,38 @@ export interface UsageRow {
   cost: Credits
   uncollected: Credits
 }
+/** One request as the gateway recorded it (GET /admin/v1/requests). */
+export interface RequestRecord {
+  request_id: string
+  created_at: string
+  method: string
+  route: string
+  status: number
+  error_code: string | null
+  account_id: string | null
+  key_id: string | null
+  user_sub: string | null
+  model_requested: string | null
+  model: string | null
+  attempts: { provider: string; status?: number; reason?: string; duration_ms: number }[]
+  tokens: { input: number; output: number; cache_read: number; cache_write: number } | null
+  cost: Credits | null
+  duration_ms: number
+  session_id: string | null
+}
+export interface RequestDetail extends RequestRecord {
+  ledger: LedgerEntry[]
+}
+/** Requests per period (GET /admin/v1/requests/stats): only periods with requests are listed. */
+export interface RequestStatsRow {
+  period: string
+  requests: number
+  refused: number
+  failed: number
+  p50_ms: number | null
+  p95_ms: number | null
+}
+
 /** The alert types a webhook can receive, as the admin API names them. */
 export const ALERT_TYPES = ['balance.low', 'quota.threshold', 'webhook.test'] as const
 export type AlertType = (typeof ALERT_TYPES)[number]
@@ -188,12 +228,17 @@ export class RawNumber {
   constructor(readonly text: string) {}
 }
 
+/** A value `jsonBody` writes: a nested object is written the same way. */
+export type JsonField = string | number | boolean | null | string[] | RawNumber | undefined | { [name: string]: JsonField }
+
 /** JSON text of `fields`, writing RawNumber values unquoted and leaving undefined ones out. */
-export function jsonBody(fields: Record<string, string | number | boolean | null | string[] | RawNumber | undefined>): string {
+export function jsonBody(fields: Record<string, JsonField>): string {
   const parts: string[] = []
   for (const [name, value] of Object.entries(fields)) {
     if (value === undefined) continue
-    parts.push(`${JSON.stringify(name)}:${value instanceof RawNumber ? value.text : JSON.stringify(value)}`)
+    const text =
+      value instanceof RawNumber ? value.text : value !== null && typeof value === 'object' && !Array.isArray(value) ? jsonBody(value) : JSON.stringify(value)
+    parts.push(`${JSON.stringify(name)}:${text}`)
   }
   return `{${parts.join(',')}}`
 }

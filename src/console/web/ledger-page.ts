@@ -1,6 +1,8 @@
 import { download, get, type LedgerEntry, type Page, query } from './api'
-import { field, h, input, select, show, table } from './dom'
-import { count, credits, dateToSince, time } from './format'
+import { field, h, input, select, show } from './dom'
+import { dateToSince } from './format'
+import { ledgerTable } from './ledger-table'
+import { loadNames, type Names, nameChoices } from './names'
 
 const KINDS = ['', 'charge', 'topup', 'adjustment', 'hold', 'release', 'expire']
 const FILTERS = ['request_id', 'account_id', 'key_id', 'user_sub', 'model'] as const
@@ -8,10 +10,11 @@ const FILTERS = ['request_id', 'account_id', 'key_id', 'user_sub', 'model'] as c
 /** Ledger entries, newest first, by request id or any other filter, a page at a time. */
 export async function ledgerPage(main: HTMLElement, params: URLSearchParams): Promise<void> {
   const filter = (name: (typeof FILTERS)[number]) => input(name, { value: params.get(name) ?? '' })
+  const names = await loadNames()
   const inputs = {
     request_id: filter('request_id'),
-    account_id: filter('account_id'),
-    key_id: filter('key_id'),
+    account_id: select('account_id', nameChoices(names, 'account'), params.get('account_id') ?? ''),
+    key_id: select('key_id', nameChoices(names, 'key'), params.get('key_id') ?? ''),
     user_sub: filter('user_sub'),
     model: filter('model'),
   }
@@ -53,8 +56,8 @@ export async function ledgerPage(main: HTMLElement, params: URLSearchParams): Pr
         'div',
         { class: 'grid' },
         field('Request id', inputs.request_id),
-        field('Account id', inputs.account_id),
-        field('Key id', inputs.key_id),
+        field('Account', inputs.account_id),
+        field('Key', inputs.key_id),
         field('User (sub)', inputs.user_sub),
         field('Model', inputs.model),
         field('Kind', kind),
@@ -72,38 +75,20 @@ export async function ledgerPage(main: HTMLElement, params: URLSearchParams): Pr
     list,
     more,
   )
-  await loadEntries(list, more, selection)
+  await loadEntries(list, more, names, selection)
 }
 
-async function loadEntries(list: HTMLElement, more: HTMLElement, selection: Record<string, string>, cursor?: string): Promise<void> {
+async function loadEntries(list: HTMLElement, more: HTMLElement, names: Names, selection: Record<string, string>, cursor?: string): Promise<void> {
   const page = await get<Page<LedgerEntry>>(`/admin/v1/ledger${query({ ...selection, limit: 100, cursor })}`)
-  list.append(
-    table(
-      cursor ? 'Older entries' : 'Entries, newest first',
-      ['Time', 'Kind', 'Credits', 'Uncollected', 'Model', 'Tokens in / out', 'Request', 'Account and key', 'Note'],
-      page.data.map((entry) => [
-        time(entry.created_at),
-        entry.kind,
-        credits(entry.amount),
-        credits(entry.uncollected),
-        entry.model ?? '—',
-        entry.usage ? `${count(entry.usage.input_tokens ?? 0)} / ${count(entry.usage.output_tokens ?? 0)}` : '—',
-        entry.request_id ? h('a', { href: `#/ledger?request_id=${encodeURIComponent(entry.request_id)}` }, h('code', {}, entry.request_id)) : '—',
-        h(
-          'span',
-          { class: 'stack' },
-          entry.account_id ? h('a', { href: `#/accounts?id=${encodeURIComponent(entry.account_id)}` }, entry.account_id) : '—',
-          entry.key_id ? h('small', {}, entry.key_id) : null,
-        ),
-        entry.note ?? '',
-      ]),
-      [2, 3],
-    ),
-  )
+  list.append(ledgerTable(cursor ? 'Older entries' : 'Entries, newest first', page.data, names))
   show(
     more,
     page.next_cursor
-      ? h('button', { type: 'button', class: 'secondary', onclick: () => loadEntries(list, more, selection, page.next_cursor ?? undefined) }, 'Older entries')
+      ? h(
+          'button',
+          { type: 'button', class: 'secondary', onclick: () => loadEntries(list, more, names, selection, page.next_cursor ?? undefined) },
+          'Older entries',
+        )
       : null,
   )
 }

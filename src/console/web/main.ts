@@ -1,4 +1,5 @@
 import { accountsPage } from './accounts-page'
+import { activityPage } from './activity-page'
 import { session } from './api'
 import { h, show } from './dom'
 import { healthPage } from './health-page'
@@ -6,6 +7,7 @@ import { keysPage } from './keys-page'
 import { ledgerPage } from './ledger-page'
 import { modelsPage } from './models-page'
 import { overviewPage } from './overview-page'
+import { requestPage } from './request-page'
 import { signInPage } from './sign-in-page'
 import { usagePage } from './usage-page'
 import { webhooksPage } from './webhooks-page'
@@ -13,15 +15,18 @@ import { webhooksPage } from './webhooks-page'
 /** Each view draws itself into `main` from the hash route's query (`#/ledger?request_id=…`). */
 export type View = (main: HTMLElement, params: URLSearchParams) => Promise<void> | void
 
-const VIEWS: readonly { path: string; title: string; view: View }[] = [
+/** `hidden` views are reached by links (a request from Activity or the Ledger), not the navigation. */
+const VIEWS: readonly { path: string; title: string; view: View; hidden?: boolean }[] = [
   { path: 'overview', title: 'Overview', view: overviewPage },
   { path: 'accounts', title: 'Accounts', view: accountsPage },
   { path: 'keys', title: 'Keys', view: keysPage },
+  { path: 'activity', title: 'Activity', view: activityPage },
   { path: 'usage', title: 'Usage', view: usagePage },
   { path: 'ledger', title: 'Ledger', view: ledgerPage },
   { path: 'webhooks', title: 'Webhooks', view: webhooksPage },
   { path: 'models', title: 'Models', view: modelsPage },
   { path: 'health', title: 'Health', view: healthPage },
+  { path: 'request', title: 'Request', view: requestPage, hidden: true },
 ]
 
 const root = document.getElementById('console') ?? document.body
@@ -81,20 +86,29 @@ async function render(): Promise<void> {
       h(
         'nav',
         { 'aria-label': 'Console' },
-        h('ul', {}, ...VIEWS.map((view) => h('li', {}, h('a', { href: `#/${view.path}`, 'aria-current': view === current ? 'page' : undefined }, view.title)))),
+        h(
+          'ul',
+          {},
+          ...VIEWS.filter((view) => !view.hidden).map((view) =>
+            h('li', {}, h('a', { href: `#/${view.path}`, 'aria-current': view === current ? 'page' : undefined }, view.title)),
+          ),
+        ),
       ),
       signOut,
     ),
     main,
   )
   document.title = `${current.title} · Tollgate console`
-  show(main, h('h1', {}, current.title), h('p', { class: 'loading' }, 'Loading…'))
+  // Outside `main`, which a view redraws as it goes: it stays until the view has finished.
+  const loading = h('p', { class: 'loading', role: 'status' }, 'Loading…')
+  show(main, h('h1', {}, current.title))
+  root.append(loading)
   try {
     await current.view(main, params)
   } catch (error) {
     main.append(h('p', { class: 'notice error', role: 'alert' }, error instanceof Error ? error.message : String(error)))
   }
-  main.querySelector('.loading')?.remove()
+  loading.remove()
   // A re-drawn page loses the focused element: keyboard users continue from the page, not the
   // top of the document. On the first page they start from the top (skip link, navigation).
   if (!firstRender && (document.activeElement === document.body || document.activeElement === null)) main.focus()

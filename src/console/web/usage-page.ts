@@ -1,7 +1,10 @@
-import { download, get, type Page, query, type UsageRow } from './api'
+import { type Credits, download, get, type Page, query, type UsageRow } from './api'
 import { barChart } from './chart'
-import { append, field, h, input, select, show, table } from './dom'
+import { append, type Child, field, h, input, select, show, table } from './dom'
 import { count, credits, dateToSince } from './format'
+import { accountCell, keyCell, loadNames, type Names, nameChoices } from './names'
+import { periodsBetween } from './periods'
+import { usageBreakdown } from './usage-breakdown'
 
 const DIMENSIONS: readonly [string, string][] = [
   ['', 'nothing else'],
@@ -15,8 +18,9 @@ const DIMENSIONS: readonly [string, string][] = [
 export async function usagePage(main: HTMLElement, params: URLSearchParams): Promise<void> {
   const period = select('group-by', ['hour', 'day', 'month'], params.get('period') ?? 'day')
   const by = select('by', DIMENSIONS, params.get('by') ?? '')
-  const account = input('account_id', { value: params.get('account_id') ?? '' })
-  const key = input('key_id', { value: params.get('key_id') ?? '' })
+  const names = await loadNames()
+  const account = select('account_id', nameChoices(names, 'account'), params.get('account_id') ?? '')
+  const key = select('key_id', nameChoices(names, 'key'), params.get('key_id') ?? '')
   const model = input('model', { value: params.get('model') ?? '' })
   const since = input('since', { type: 'date', value: params.get('since') ?? '' })
   const until = input('until', { type: 'date', value: params.get('until') ?? '' })
@@ -48,8 +52,8 @@ export async function usagePage(main: HTMLElement, params: URLSearchParams): Pro
       { class: 'grid' },
       field('Group by', period),
       field('and by', by),
-      field('Account id', account),
-      field('Key id', key),
+      field('Account', account),
+      field('Key', key),
       field('Model', model),
       field('Since (UTC day, inclusive)', since),
       field('Until (UTC day, exclusive)', until),
@@ -67,6 +71,14 @@ export async function usagePage(main: HTMLElement, params: URLSearchParams): Pro
   // One page of up to 1000 rows draws the chart; "More rows" adds the next pages to the table.
   const answer = await get<Page<UsageRow>>(`/admin/v1/usage${query({ ...selection, limit: 1000 })}`)
   const dimension = by.value
+  const group = period.value as 'hour' | 'day' | 'month'
+  // Every period of the selection is drawn, one without usage as zero: from `since` (or the
+  // oldest row of the page) to the period before `until` (or now).
+  const oldest = answer.data[answer.data.length - 1]?.period
+  const last = selection.until ? new Date(Date.parse(selection.until) - 1).toISOString() : new Date().toISOString()
+  const periods = selection.since || oldest ? periodsBetween(group, selection.since || oldest || '', last) : []
+  const costs = new Map(answer.data.map((row) => [row.period, row.cost]))
+  const filters = { account_id: selection.account_id, key_id: selection.key_id, model: selection.model }
   const csv = h(
     'button',
     { type: 'button', class: 'secondary', onclick: () => download(`/admin/v1/usage${query({ ...selection, format: 'csv' })}`, 'usage.csv') },
@@ -75,28 +87,44 @@ export async function usagePage(main: HTMLElement, params: URLSearchParams): Pro
   const rows = h('div', {})
   const more = h('div', {})
   show(main, h('h1', {}, 'Usage'), form)
-  append(main, [
-    dimension
-      ? h('p', { class: 'muted' }, `The chart shows spend per ${period.value} when usage is grouped by time only; the table has every row.`)
-      : barChart(
-          `Spend per ${period.value} (credits, UTC)`,
-          [...answer.data].reverse().map((row) => ({ label: row.period, value: row.cost })),
-        ),
-    h('p', { class: 'toolbar' }, csv),
-    rows,
-    more,
-  ])
-  showRows(rows, more, selection, dimension, answer, false)
+  append(main, [await usageChart(names, periods, group, dimension, filters, costs), h('p', { class: 'toolbar' }, csv), rows, more])
+  showRows(names, rows, more, selection, dimension, answer, false)
 }
 
-function showRows(rows: HTMLElement, more: HTMLElement, selection: Record<string, string>, dimension: string, page: Page<UsageRow>, later: boolean): void {
+/** Spend per period, every period drawn: stacked by model, key or account when grouped by one. */
+async function usageChart(
+  names: Names,
+  periods: string[],
+  group: 'hour' | 'day' | 'month',
+  dimension: string,
+  filters: Record<string, string>,
+  costs: Map<string, Credits>,
+): Promise<HTMLElement> {
+  if (periods.length === 0) return h('p', { class: 'empty' }, 'No usage in this selection.')
+  if (dimension === 'model' || dimension === 'key' || dimension === 'account') return usageBreakdown(names, periods, group, dimension, 'cost', filters)
+  if (dimension) return h('p', { class: 'muted' }, 'The chart is drawn by model, key or account; the table has every row.')
+  return barChart(
+    `Spend per ${group} (credits, UTC)`,
+    periods.map((label) => ({ label, value: costs.get(label) ?? '0' })),
+  )
+}
+
+function showRows(
+  names: Names,
+  rows: HTMLElement,
+  more: HTMLElement,
+  selection: Record<string, string>,
+  dimension: string,
+  page: Page<UsageRow>,
+  later: boolean,
+): void {
   rows.append(
     table(
       later ? 'More usage' : 'Usage, newest first',
       ['Period', ...(dimension ? [dimension] : []), 'Requests', 'Input', 'Output', 'Cache read', 'Cache write', 'Credits', 'Uncollected'],
       page.data.map((row) => [
         row.period,
-        ...(dimension ? [dimensionCell(dimension, row)] : []),
+        ...(dimension ? [dimensionCell(names, dimension, row)] : []),
         count(row.requests),
         count(row.input_tokens),
         count(row.output_tokens),
@@ -118,7 +146,15 @@ function showRows(rows: HTMLElement, more: HTMLElement, selection: Record<string
             type: 'button',
             class: 'secondary',
             onclick: async () =>
-              showRows(rows, more, selection, dimension, await get<Page<UsageRow>>(`/admin/v1/usage${query({ ...selection, limit: 1000, cursor })}`), true),
+              showRows(
+                names,
+                rows,
+                more,
+                selection,
+                dimension,
+                await get<Page<UsageRow>>(`/admin/v1/usage${query({ ...selection, limit: 1000, cursor })}`),
+                true,
+              ),
           },
           'More rows',
         )
@@ -126,9 +162,9 @@ function showRows(rows: HTMLElement, more: HTMLElement, selection: Record<string
   )
 }
 
-function dimensionCell(dimension: string, row: UsageRow): HTMLElement | string {
-  if (dimension === 'account') return row.account_id ? h('a', { href: `#/accounts?id=${encodeURIComponent(row.account_id)}` }, row.account_id) : '—'
-  if (dimension === 'key') return row.key_id ? h('a', { href: `#/ledger?key_id=${encodeURIComponent(row.key_id)}` }, row.key_id) : '—'
+function dimensionCell(names: Names, dimension: string, row: UsageRow): Child {
+  if (dimension === 'account') return accountCell(names, row.account_id)
+  if (dimension === 'key') return keyCell(names, row.key_id)
   if (dimension === 'user') return row.user_sub ?? '—'
   return row.model ?? '—'
 }

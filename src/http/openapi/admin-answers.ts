@@ -1,5 +1,6 @@
 import { type TSchema, t } from 'elysia'
 import { BalanceSchema, JsonInteger } from '../schemas'
+import { MODEL_ANSWERS } from './model-answers'
 
 /**
  * What each admin operation answers, for the API document only (docs/operations.md#admin-api):
@@ -174,4 +175,5 @@ export const ADMIN_ANSWERS: Readonly<Record<string, { description: string; schem
     description: 'A page of ledger entries, newest first; with `format=csv` or `format=jsonl`, every entry selected, streamed',
     schema: Page(LedgerEntry),
   },
+  ...MODEL_ANSWERS,
 }
