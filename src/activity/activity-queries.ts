@@ -9,7 +9,11 @@ import { queryRows } from '../db/rows'
  * at a time, one record by its request id, and the dashboard's counts and latencies by period.
  */
 
+/** Calls to the billable API (every endpoint but the admin API's), or to the admin API. */
+export type ActivityKind = 'api' | 'admin'
+
 export interface ActivityFilter {
+  kind?: ActivityKind
   accountId?: string
   keyId?: string
   userSub?: string
@@ -44,6 +48,10 @@ export async function findActivity(db: Database, requestId: string): Promise<Act
 
 function conditionsOf(filter: ActivityFilter): SQL[] {
   const conditions: SQL[] = []
+  if (filter.kind !== undefined) {
+    const admin = sql`coalesce(${requestActivity.route}, '') like '/admin/%'`
+    conditions.push(filter.kind === 'admin' ? admin : sql`not (${admin})`)
+  }
   if (filter.accountId !== undefined) conditions.push(eq(requestActivity.accountId, filter.accountId))
   if (filter.keyId !== undefined) conditions.push(eq(requestActivity.keyId, filter.keyId))
   if (filter.userSub !== undefined) conditions.push(eq(requestActivity.userSub, filter.userSub))
@@ -92,7 +100,7 @@ export interface ActivityStatsRow {
 export async function activityStats(
   db: Database,
   unit: StatsUnit,
-  filter: Pick<ActivityFilter, 'accountId' | 'keyId' | 'model' | 'since' | 'until'>,
+  filter: Pick<ActivityFilter, 'kind' | 'accountId' | 'keyId' | 'model' | 'since' | 'until'>,
 ): Promise<ActivityStatsRow[]> {
   const where = and(...conditionsOf(filter))
   const period = sql.raw(PERIOD_TEXT[unit])

@@ -24,6 +24,11 @@ const Since = { ...Instant, description: `${Instant.description}; inclusive` }
 const Until = { ...Instant, description: `${Instant.description}; exclusive` }
 
 const FILTERS = {
+  kind: Type.Optional(
+    Type.Union([Type.Literal('api'), Type.Literal('admin')], {
+      description: '`api`: only calls to the billable API (the console and admin tools left out); `admin`: only calls to the admin API',
+    }),
+  ),
   account_id: Type.Optional(Id("Only the requests of this account's keys")),
   key_id: Type.Optional(Id('Only the requests made with this API key')),
   user_sub: Type.Optional(Id("Only the requests of this signed-in user (the identity provider's subject)")),
@@ -35,7 +40,7 @@ const FILTERS = {
     }),
   ),
   error_code: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 100, description: 'Only the requests answered with this error code (`insufficient_credits`)' }),
+    Type.String({ minLength: 1, maxLength: 100, description: 'Only the requests answered with this error code (`insufficient_balance`)' }),
   ),
   session_id: Type.Optional(
     Type.String({
@@ -108,6 +113,7 @@ export const ACTIVITY_OPERATIONS: readonly AdminOperation[] = [
     }),
     run: async (services, { query }) => {
       const filter: ActivityFilter = {
+        kind: query.kind,
         accountId: query.account_id,
         keyId: query.key_id,
         userSub: query.user_sub,
@@ -151,6 +157,7 @@ export const ACTIVITY_OPERATIONS: readonly AdminOperation[] = [
     summary: 'Requests, refusals (4xx), failures (5xx) and the p50 and p95 duration by hour or day, oldest first; periods without requests are left out',
     query: Type.Object({
       group_by: Type.Optional(Type.Union([Type.Literal('hour'), Type.Literal('day')], { description: '`hour` or `day` (the default); UTC' })),
+      kind: FILTERS.kind,
       account_id: FILTERS.account_id,
       key_id: FILTERS.key_id,
       model: FILTERS.model,
@@ -159,6 +166,7 @@ export const ACTIVITY_OPERATIONS: readonly AdminOperation[] = [
     }),
     run: async (services, { query }) => {
       const data = await activityStats(services.reportsDb, query.group_by ?? 'day', {
+        kind: query.kind,
         accountId: query.account_id,
         keyId: query.key_id,
         model: query.model,

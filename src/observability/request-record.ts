@@ -92,7 +92,7 @@ export class RequestRecord {
   party: RequestParty | undefined
   /** The client's session (the call's session header), when it named one. */
   sessionId: string | null = null
-  /** The code of the error answered (`insufficient_credits`, `rate_limit_exceeded`); undefined for a success. */
+  /** The code of the error answered (`insufficient_balance`, `rate_limit_exceeded`); undefined for a success. */
   errorCode: string | undefined
   charge: RequestCharge | undefined
   /** The request's span when traces are exported (docs/operations.md#traces); undefined otherwise. */

@@ -55,6 +55,13 @@ for (const kind of testDatabases) {
       expect(idsOf(await list(`key_id=${second.id}&status=2xx`))).toEqual([made.other[0]])
       expect(idsOf(await list(`error_code=model_not_found&key_id=${first.id}`))).toEqual([made.refused[0]])
       expect(idsOf(await list('session_id=sess-a'))).toEqual([...made.ok].reverse())
+      // Calls to the API apart from calls to the admin API (the lists above are admin calls themselves).
+      const api = await list('kind=api&limit=1000')
+      const admin = await list('kind=admin&limit=1000')
+      expect(idsOf(api)).toEqual(expect.arrayContaining([...made.ok, ...made.refused, ...made.other]))
+      expect(api.data.filter((record: any) => record.route.startsWith('/admin/'))).toEqual([])
+      expect(admin.data.length).toBeGreaterThan(0)
+      expect(admin.data.filter((record: any) => !record.route.startsWith('/admin/v1/'))).toEqual([])
       const until = (await list(`key_id=${first.id}&limit=1`)).data[0].created_at
       expect(idsOf(await list(`key_id=${first.id}&since=2000-01-01&until=${until}`))).not.toContain(made.refused[0])
     })
@@ -152,6 +159,10 @@ for (const kind of testDatabases) {
         ['2026-03-03', 1, 0, 0],
       ])
       expect((await suite.harness.admin('GET', '/requests/stats?key_id=key_none')).json.data).toEqual([])
+      const adminOnly = await suite.harness.admin('GET', '/requests/stats?kind=admin&key_id=key_stats&since=2026-03-01&until=2026-03-04')
+      expect(adminOnly.json.data).toEqual([])
+      const apiOnly = await suite.harness.admin('GET', '/requests/stats?kind=api&key_id=key_stats&since=2026-03-01&until=2026-03-04')
+      expect(apiOnly.json.data.map((row: any) => row.requests)).toEqual([13, 1])
     })
   })
 }

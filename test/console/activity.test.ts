@@ -128,8 +128,8 @@ describe('/console activity', () => {
     await visit(page, '#/activity')
     await page.getByLabel('Status').fill('4xx')
     await redrawn(page, () => page.getByLabel('Status').press('Enter'))
-    expect(page.url()).toEndWith('#/activity?status=4xx')
-    const refused = (await api('GET', '/requests?status=4xx')).data.map((record: { request_id: string }) => record.request_id)
+    expect(page.url()).toEndWith('#/activity?kind=api&status=4xx')
+    const refused = (await api('GET', '/requests?kind=api&status=4xx')).data.map((record: { request_id: string }) => record.request_id)
     expect(refused).toContain(seen.refused)
     expect(await listed(page)).toEqual(refused)
     // By error code, by session, and by key chosen by name.
@@ -143,8 +143,18 @@ describe('/console activity', () => {
     await visit(page, '#/activity')
     await page.locator('select[name="key_id"]').selectOption({ label: 'broke key' })
     await redrawn(page, () => page.getByRole('button', { name: 'Find requests' }).click())
-    expect(page.url()).toEndWith(`#/activity?key_id=${seen.broke}`)
+    expect(page.url()).toEndWith(`#/activity?kind=api&key_id=${seen.broke}`)
     expect(await listed(page)).toEqual([seen.refused])
+
+    // The console's own calls are admin calls: listed only when asked for.
+    await visit(page, '#/activity')
+    const routes = page.getByRole('region', { name: 'Requests, newest first' }).locator('tbody tr td:nth-child(3)')
+    expect((await routes.allTextContents()).filter((route) => route.includes('/admin/'))).toEqual([])
+    await page.locator('select[name="kind"]').selectOption({ label: 'Admin API calls' })
+    await redrawn(page, () => page.getByRole('button', { name: 'Find requests' }).click())
+    const adminRoutes = await routes.allTextContents()
+    expect(adminRoutes.length).toBeGreaterThan(0)
+    expect(adminRoutes.filter((route) => !route.includes('/admin/v1/'))).toEqual([])
 
     // The CSV is the API's export of the same selection, byte for byte.
     await visit(page, `#/activity?key_id=${seen.runner}`)
@@ -192,6 +202,8 @@ describe('/console activity', () => {
       visit(page, '#/overview?range=48h'),
     ])
     expect(new URL(stats.url()).searchParams.get('group_by')).toBe('hour')
+    // Calls to the API only: the console's own would crowd them out.
+    expect(new URL(stats.url()).searchParams.get('kind')).toBe('api')
     const rows = ((await stats.json()) as { data: StatsRow[] }).data
     const hour = `${new Date().toISOString().slice(0, 13)}:00:00Z`
     const current = rows.find((row) => row.period === hour)

@@ -3,7 +3,10 @@ import { type Child, field, h, input, select, show, table } from './dom'
 import { count, credits, dateToSince } from './format'
 import { accountCell, keyCell, loadNames, type Names, nameChoices } from './names'
 
-const FILTERS = ['key_id', 'account_id', 'model', 'status', 'error_code', 'session_id', 'since', 'until'] as const
+const FILTERS = ['kind', 'key_id', 'account_id', 'model', 'status', 'error_code', 'session_id', 'since', 'until'] as const
+
+/** The `kind` choice that sends no `kind` filter. */
+const EVERY_CALL = 'all'
 
 /** A status as a badge: green for 2xx, amber for 4xx (refused), red for 5xx (failed) and 499 (the client left). */
 export function statusBadge(status: number): HTMLElement {
@@ -29,6 +32,16 @@ function tokensText(record: RequestRecord): string {
 export async function activityPage(main: HTMLElement, params: URLSearchParams): Promise<void> {
   const names = await loadNames()
   const inputs = {
+    // The console's own calls are admin calls: left out unless asked for.
+    kind: select(
+      'kind',
+      [
+        ['api', 'API calls'],
+        ['admin', 'Admin API calls'],
+        [EVERY_CALL, 'Every call'],
+      ],
+      params.get('kind') ?? 'api',
+    ),
     key_id: select('key_id', nameChoices(names, 'key'), params.get('key_id') ?? ''),
     account_id: select('account_id', nameChoices(names, 'account'), params.get('account_id') ?? ''),
     model: input('model', { value: params.get('model') ?? '', placeholder: 'asked for or served' }),
@@ -41,7 +54,7 @@ export async function activityPage(main: HTMLElement, params: URLSearchParams): 
   const selection: Record<string, string> = {}
   for (const name of FILTERS) {
     const value = inputs[name].value.trim()
-    if (value) selection[name] = name === 'since' || name === 'until' ? dateToSince(value) : value
+    if (value && value !== EVERY_CALL) selection[name] = name === 'since' || name === 'until' ? dateToSince(value) : value
   }
   const list = h('div', {})
   const more = h('div', {})
@@ -67,6 +80,7 @@ export async function activityPage(main: HTMLElement, params: URLSearchParams): 
       h(
         'div',
         { class: 'grid' },
+        field('Calls', inputs.kind),
         field('Key', inputs.key_id),
         field('Account', inputs.account_id),
         field('Model', inputs.model),

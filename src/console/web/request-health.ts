@@ -9,14 +9,17 @@ export type StatsFilter = { account_id?: string; key_id?: string; model?: string
 /**
  * Error rate and latency per period from GET /admin/v1/requests/stats, which lists only periods
  * with requests: a period without any has an error rate of zero and no latency (the line breaks).
- * Refused requests (4xx) and failed ones (5xx) are counted apart.
+ * Refused requests (4xx) and failed ones (5xx) are counted apart. Only calls to the billable API
+ * count: the console's own admin calls would crowd them out.
  */
 export async function requestHealth(periods: readonly string[], group: string, filter: StatsFilter = {}): Promise<HTMLElement[]> {
   if (group !== 'hour' && group !== 'day')
     return [notice('Error rates and latency are kept by hour and by day: choose the last 30 days or 48 hours to see them.', 'ok')]
   let rows: RequestStatsRow[]
   try {
-    rows = (await get<{ data: RequestStatsRow[] }>(`/admin/v1/requests/stats${query({ group_by: group, since: sinceOf(periods[0] ?? ''), ...filter })}`)).data
+    rows = (
+      await get<{ data: RequestStatsRow[] }>(`/admin/v1/requests/stats${query({ group_by: group, kind: 'api', since: sinceOf(periods[0] ?? ''), ...filter })}`)
+    ).data
   } catch (error) {
     if (error instanceof ApiError && error.status === 404)
       return [notice('This gateway records no request activity yet: error rates and latency appear once it does.', 'ok')]
