@@ -62,6 +62,8 @@ export interface Features {
   redis: boolean
   /** Calls held from in-memory credit leases; off: each call is held exactly in the database. */
   credit_lease: boolean
+  /** Every request to a billable or admin endpoint recorded; off with TOLLGATE_ACTIVITY_RETENTION_DAYS=0. */
+  request_activity: boolean
 }
 
 export function featuresOf(config: Config): Features {
@@ -73,6 +75,7 @@ export function featuresOf(config: Config): Features {
     tracing: config.traces !== undefined,
     redis: config.redisUrl !== undefined,
     credit_lease: config.creditLeaseMicros !== undefined,
+    request_activity: config.activityRetentionDays > 0,
   }
 }
 

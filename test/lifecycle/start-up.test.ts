@@ -82,7 +82,7 @@ describe('what the summary says is on', () => {
 
   test('nothing optional set: only the credit lease, at its default size', () => {
     expect(features({})).toEqual({
-      features: { console: false, admin_api: false, metrics: false, tracing: false, redis: false, credit_lease: true },
+      features: { console: false, admin_api: false, metrics: false, tracing: false, redis: false, credit_lease: true, request_activity: true },
       lease: 5,
     })
   })
@@ -96,8 +96,12 @@ describe('what the summary says is on', () => {
         REDIS_URL: 'redis://127.0.0.1:6379',
         TOLLGATE_CREDIT_LEASE: '2.5',
       }),
-    ).toEqual({ features: { console: true, admin_api: true, metrics: true, tracing: true, redis: true, credit_lease: true }, lease: 2.5 })
+    ).toEqual({
+      features: { console: true, admin_api: true, metrics: true, tracing: true, redis: true, credit_lease: true, request_activity: true },
+      lease: 2.5,
+    })
     expect(features({ TOLLGATE_CREDIT_LEASE: '0' })).toMatchObject({ features: { credit_lease: false }, lease: null })
+    expect(features({ TOLLGATE_ACTIVITY_RETENTION_DAYS: '0' }).features).toMatchObject({ request_activity: false })
   })
 })
 
@@ -123,7 +127,7 @@ describe('start-up summary', () => {
       models_served: 1,
       aliases_served: 1,
       // The admin token is set (ChildGateway): the console, the admin API and /metrics are on.
-      features: { console: true, admin_api: true, metrics: true, tracing: false, redis: false, credit_lease: true },
+      features: { console: true, admin_api: true, metrics: true, tracing: false, redis: false, credit_lease: true, request_activity: true },
       credit_lease_credits: 5,
     })
 
