@@ -2,9 +2,9 @@ import { Type } from '@sinclair/typebox'
 import { type ActivityFilter, type ActivityRecordRow, activityStats, findActivity, listActivity } from '../activity/activity-queries'
 import { type LedgerEntryView, listLedger } from '../billing/ledger'
 import { creditsJson } from '../billing/money'
-import { InvalidRequestError, NotFoundError } from '../errors/kinds'
-import { DEFAULT_PAGE_SIZE, decodeTimeAndId, PageQuery, pageOf, timeAndIdCursor } from './cursor'
-import { AdminExport, keysetPages } from './export'
+import { NotFoundError } from '../errors/kinds'
+import { decodeTimeAndId, PageQuery, timeAndIdCursor } from './cursor'
+import { pageOrExport } from './listing'
 import { type AdminOperation, defineOperation } from './operation'
 import { Instant, instantText } from './reporting-operations'
 
@@ -14,8 +14,6 @@ import { Instant, instantText } from './reporting-operations'
  * the dashboard's counts and latencies by period.
  */
 
-/** Rows read per query while an export streams: one page in memory at a time. */
-const EXPORT_PAGE_SIZE = 1000
 /** A request has a hold, a charge and a release at most; a page this size holds them all. */
 const LEDGER_ENTRIES_PER_REQUEST = 100
 
@@ -124,29 +122,17 @@ export const ACTIVITY_OPERATIONS: readonly AdminOperation[] = [
         since: instantText(query.since, 'since'),
         until: instantText(query.until, 'until'),
       }
-      const start = decodeTimeAndId('requests', query.cursor)
-      const format = query.format ?? 'json'
-      if (format !== 'json') {
-        if (query.limit !== undefined) {
-          throw new InvalidRequestError('limit applies to pages: an export streams the whole selection (narrow it with since, until or the filters).', {
-            param: 'limit',
-          })
-        }
-        const pages = keysetPages(
-          (after) => listActivity(services.reportsDb, filter, { limit: EXPORT_PAGE_SIZE, after }),
-          EXPORT_PAGE_SIZE,
-          (row) => row.position,
-          start,
-        )
-        return new AdminExport(format, 'requests', RECORD_FIELDS, viewsOf(pages))
-      }
-      const limit = query.limit ?? DEFAULT_PAGE_SIZE
-      const rows = await listActivity(services.reportsDb, filter, { limit: limit + 1, after: start })
-      return pageOf(
-        rows,
-        limit,
-        (row) => activityView(row.record),
-        (row) => timeAndIdCursor('requests', row.position),
+      return pageOrExport(
+        {
+          name: 'requests',
+          fields: RECORD_FIELDS,
+          read: (limit, after) => listActivity(services.reportsDb, filter, { limit, after }),
+          positionOf: (row) => row.position,
+          view: (row) => activityView(row.record),
+          cursorOf: (position) => timeAndIdCursor('requests', position),
+        },
+        query,
+        decodeTimeAndId('requests', query.cursor),
       )
     },
   }),
@@ -200,8 +186,4 @@ export const ACTIVITY_OPERATIONS: readonly AdminOperation[] = [
 function statusFilter(text: string | undefined): ActivityFilter['status'] {
   if (text === undefined) return undefined
   return text.endsWith('xx') ? { class: Number(text[0]) } : { exact: Number(text) }
-}
-
-async function* viewsOf(pages: AsyncIterable<{ record: ActivityRecordRow }[]>): AsyncGenerator<ActivityView[]> {
-  for await (const page of pages) yield page.map((row) => activityView(row.record))
 }

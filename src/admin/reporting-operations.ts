@@ -6,16 +6,14 @@ import { spendNow } from '../billing/spend'
 import { findWallet } from '../billing/wallets'
 import { InvalidRequestError, NotFoundError } from '../errors/kinds'
 import { DEFAULT_PAGE_SIZE, decodeSequence, decodeTimeAndId, encodeCursor, PageQuery, pageOf, timeAndIdCursor } from './cursor'
-import { AdminExport, keysetPages } from './export'
 import { idParam } from './id-param'
 import { KeyFields } from './key-fields'
+import { pageOrExport } from './listing'
 import { type AdminOperation, defineOperation } from './operation'
 import { quotaChanges } from './quota-fields'
 import { accountView, amountToMicros, keyView, parseTimestamp, userView } from './views'
 
 /** Rows read per query while an export streams: one page in memory at a time. */
-const EXPORT_PAGE_SIZE = 1000
-
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
 
 /** `YYYY-MM-DD` (midnight UTC) or a date and time with its offset: a time without one would depend on the server's zone. */
@@ -179,29 +177,17 @@ export const REPORTING_OPERATIONS: readonly AdminOperation[] = [
         since: instantText(query.since, 'since'),
         until: instantText(query.until, 'until'),
       }
-      const start = decodeSequence('ledger', query.cursor)
-      const format = query.format ?? 'json'
-      if (format !== 'json') {
-        if (query.limit !== undefined) {
-          throw new InvalidRequestError('limit applies to pages: an export streams the whole selection (narrow it with since, until or the filters).', {
-            param: 'limit',
-          })
-        }
-        const pages = keysetPages(
-          (beforeId) => listLedger(services.reportsDb, filter, { limit: EXPORT_PAGE_SIZE, beforeId }),
-          EXPORT_PAGE_SIZE,
-          (row) => row.id,
-          start,
-        )
-        return new AdminExport(format, 'ledger', LEDGER_FIELDS, viewsOf(pages))
-      }
-      const limit = query.limit ?? DEFAULT_PAGE_SIZE
-      const rows = await listLedger(services.reportsDb, filter, { limit: limit + 1, beforeId: start })
-      return pageOf(
-        rows,
-        limit,
-        (row) => row.view,
-        (row) => encodeCursor('ledger', row.id.toString()),
+      return pageOrExport(
+        {
+          name: 'ledger',
+          fields: LEDGER_FIELDS,
+          read: (limit, beforeId) => listLedger(services.reportsDb, filter, { limit, beforeId }),
+          positionOf: (row) => row.id,
+          view: (row) => row.view,
+          cursorOf: (id) => encodeCursor('ledger', id.toString()),
+        },
+        query,
+        decodeSequence('ledger', query.cursor),
       )
     },
   }),
@@ -225,7 +211,3 @@ const LEDGER_FIELDS = [
   'uncollected',
   'note',
 ] as const satisfies readonly (keyof LedgerEntryView)[]
-
-async function* viewsOf<View>(pages: AsyncIterable<{ view: View }[]>): AsyncGenerator<View[]> {
-  for await (const page of pages) yield page.map((row) => row.view)
-}
