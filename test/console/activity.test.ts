@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readFile } from 'node:fs/promises'
-import type { Browser, Page } from 'playwright-core'
-import { blockOutside, launchChromium } from '../support/browser'
+import type { Page } from 'playwright-core'
+import { ConsolePages } from '../support/console-pages'
 import { testDatabases } from '../support/databases'
 import { ADMIN_TOKEN, bearer } from '../support/gateway'
 import { gatewaySuite } from '../support/gateway-suite'
@@ -28,20 +28,10 @@ interface StatsRow {
 
 describe('/console activity', () => {
   const served = gatewaySuite(testDatabases[0]!, { served: true })
-  let browser: Browser
-  const outside: string[] = []
-  const pageErrors: string[] = []
+  const pages = new ConsolePages(() => served.origin, ADMIN_TOKEN)
+  const { outside, pageErrors } = pages
   const seen = { account: '', runner: '', broke: '', billed: '', aliased: '', refused: '', unknown: '' }
 
-  async function api(method: string, path: string, body?: unknown): Promise<any> {
-    const reply = await fetch(`${served.origin}/admin/v1${path}`, {
-      method,
-      headers: adminHeaders,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    })
-    expect({ path, ok: reply.ok }).toEqual({ path, ok: true })
-    return reply.json()
-  }
   async function chat(secret: string, model: string, headers: Record<string, string> = {}): Promise<string> {
     served.upstream.script({ text: 'hello', usage: { prompt_tokens: 40, completion_tokens: 12 } })
     const reply = await fetch(`${served.origin}/v1/chat/completions`, {
@@ -54,12 +44,12 @@ describe('/console activity', () => {
   }
 
   beforeAll(async () => {
-    browser = await launchChromium()
-    const account = await api('POST', '/accounts', { name: 'Acme Robotics' })
-    await api('POST', `/accounts/${account.id}/credits`, { amount: 10 })
-    const runner = await api('POST', '/keys', { account_id: account.id, env: 'prod', name: 'ci runner' })
-    const poor = await api('POST', '/accounts', { name: 'Empty Pockets' })
-    const broke = await api('POST', '/keys', { account_id: poor.id, env: 'prod', name: 'broke key' })
+    await pages.launch()
+    const account = await pages.api('POST', '/accounts', { name: 'Acme Robotics' })
+    await pages.api('POST', `/accounts/${account.id}/credits`, { amount: 10 })
+    const runner = await pages.api('POST', '/keys', { account_id: account.id, env: 'prod', name: 'ci runner' })
+    const poor = await pages.api('POST', '/accounts', { name: 'Empty Pockets' })
+    const broke = await pages.api('POST', '/keys', { account_id: poor.id, env: 'prod', name: 'broke key' })
     Object.assign(seen, {
       account: account.id,
       runner: runner.id,
@@ -72,28 +62,9 @@ describe('/console activity', () => {
     await served.harness.services.activity.flush()
   }, 60_000)
   afterAll(async () => {
-    await browser?.close()
+    await pages.close()
   })
 
-  async function openPage(viewport: { width: number; height: number }): Promise<Page> {
-    const page = await (await browser.newContext({ viewport, acceptDownloads: true })).newPage()
-    await blockOutside(page, served.origin, outside)
-    page.on('pageerror', (error) => pageErrors.push(error.message))
-    await page.goto(`${served.origin}/console`)
-    await page.getByLabel('Admin token').fill(ADMIN_TOKEN)
-    await page.getByLabel('Admin token').press('Enter')
-    await page.getByRole('navigation', { name: 'Console' }).waitFor()
-    return page
-  }
-  async function visit(page: Page, hash: string): Promise<void> {
-    const url = `${served.origin}/console${hash}`
-    if (page.url() === url) await page.reload()
-    else await page.goto(url)
-    await page.locator('main h1').first().waitFor()
-    await page.locator('.loading').waitFor({ state: 'detached' })
-    const failure = page.locator('main .notice.error')
-    if ((await failure.count()) > 0) throw new Error(`${hash}: ${await failure.first().textContent()}`)
-  }
   /** Does `action` (a submit) and waits until the page it leads to has drawn itself. */
   async function redrawn(page: Page, action: () => Promise<void>): Promise<void> {
     await page.evaluate(() => document.querySelector('main')?.setAttribute('data-drawn-before', ''))
@@ -109,9 +80,9 @@ describe('/console activity', () => {
       .evaluateAll((links) => links.map((link) => link.getAttribute('data-request-id')))
 
   test('the Activity page lists every request, billed or refused, and filters as the API does', async () => {
-    const page = await openPage(WIDE)
-    await visit(page, `#/activity?key_id=${seen.runner}`)
-    const api_ = await api('GET', `/requests?key_id=${seen.runner}`)
+    const page = await pages.open(WIDE, { downloads: true })
+    await pages.visit(page, `#/activity?key_id=${seen.runner}`)
+    const api_ = await pages.api('GET', `/requests?key_id=${seen.runner}`)
     expect(await listed(page)).toEqual(api_.data.map((record: { request_id: string }) => record.request_id))
     expect(await listed(page)).toEqual([seen.unknown, seen.aliased, seen.billed])
     const rows = page.getByRole('region', { name: 'Requests, newest first' }).getByRole('row')
@@ -125,29 +96,31 @@ describe('/console activity', () => {
     expect(await alias.locator(`[title="${seen.runner}"]`).first().textContent()).toBe('ci runner')
 
     // Filters through the form: refused ones (4xx) of every key, by status class.
-    await visit(page, '#/activity')
+    await pages.visit(page, '#/activity')
     await page.getByLabel('Status').fill('4xx')
     await redrawn(page, () => page.getByLabel('Status').press('Enter'))
     expect(page.url()).toEndWith('#/activity?kind=api&status=4xx')
-    const refused = (await api('GET', '/requests?kind=api&status=4xx')).data.map((record: { request_id: string }) => record.request_id)
+    const refused = (await pages.api('GET', '/requests?kind=api&status=4xx')).data.map((record: { request_id: string }) => record.request_id)
     expect(refused).toContain(seen.refused)
     expect(await listed(page)).toEqual(refused)
     // By error code, by session, and by key chosen by name.
-    const refusal = await api('GET', `/requests/${seen.refused}`)
+    const refusal = await pages.api('GET', `/requests/${seen.refused}`)
     expect(refusal).toMatchObject({ status: 402, key_id: seen.broke })
-    await visit(page, `#/activity?error_code=${refusal.error_code}`)
+    await pages.visit(page, `#/activity?error_code=${refusal.error_code}`)
     expect(await listed(page)).toEqual([seen.refused])
-    expect((await api('GET', '/requests?session_id=sess-console-7')).data.map((record: { request_id: string }) => record.request_id)).toEqual([seen.billed])
-    await visit(page, '#/activity?session_id=sess-console-7')
+    expect((await pages.api('GET', '/requests?session_id=sess-console-7')).data.map((record: { request_id: string }) => record.request_id)).toEqual([
+      seen.billed,
+    ])
+    await pages.visit(page, '#/activity?session_id=sess-console-7')
     expect(await listed(page)).toEqual([seen.billed])
-    await visit(page, '#/activity')
+    await pages.visit(page, '#/activity')
     await page.locator('select[name="key_id"]').selectOption({ label: 'broke key' })
     await redrawn(page, () => page.getByRole('button', { name: 'Find requests' }).click())
     expect(page.url()).toEndWith(`#/activity?kind=api&key_id=${seen.broke}`)
     expect(await listed(page)).toEqual([seen.refused])
 
     // The console's own calls are admin calls: listed only when asked for.
-    await visit(page, '#/activity')
+    await pages.visit(page, '#/activity')
     const routes = page.getByRole('region', { name: 'Requests, newest first' }).locator('tbody tr td:nth-child(3)')
     expect((await routes.allTextContents()).filter((route) => route.includes('/admin/'))).toEqual([])
     await page.locator('select[name="kind"]').selectOption({ label: 'Admin API calls' })
@@ -157,7 +130,7 @@ describe('/console activity', () => {
     expect(adminRoutes.filter((route) => !route.includes('/admin/v1/'))).toEqual([])
 
     // The CSV is the API's export of the same selection, byte for byte.
-    await visit(page, `#/activity?key_id=${seen.runner}`)
+    await pages.visit(page, `#/activity?key_id=${seen.runner}`)
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()])
     const csv = await readFile((await download.path()) ?? '', 'utf8')
     const exported = await (await fetch(`${served.origin}/admin/v1/requests?key_id=${seen.runner}&format=csv`, { headers: adminHeaders })).text()
@@ -167,8 +140,8 @@ describe('/console activity', () => {
   }, 60_000)
 
   test('a request page shows its attempts, its ledger entries and its cost; the ledger and activity lead to it', async () => {
-    const page = await openPage(WIDE)
-    await visit(page, `#/activity?session_id=sess-console-7`)
+    const page = await pages.open(WIDE, { downloads: true })
+    await pages.visit(page, `#/activity?session_id=sess-console-7`)
     await page.getByRole('link', { name: `Request ${seen.billed}` }).click()
     await page.waitForURL(/#\/request\?id=/)
     await page.locator('.loading').waitFor({ state: 'detached' })
@@ -185,21 +158,21 @@ describe('/console activity', () => {
     expect(await page.locator('main').textContent()).toContain('sess-console-7')
 
     // From the ledger, a request id leads to the same page.
-    await visit(page, `#/ledger?request_id=${seen.billed}`)
+    await pages.visit(page, `#/ledger?request_id=${seen.billed}`)
     await page.getByRole('link', { name: seen.billed }).first().click()
     await page.waitForURL(new RegExp(`#/request\\?id=${seen.billed}`))
     await page.getByTestId('request-cost').waitFor()
     // A request the activity does not know (an id never served) still shows its ledger, empty.
-    await visit(page, '#/request?id=req_never_served')
+    await pages.visit(page, '#/request?id=req_never_served')
     await page.getByText('has no activity record of this request').waitFor()
     expect(pageErrors).toEqual([])
   }, 60_000)
 
   test('the overview draws error rate and latency per period from the request stats, every period drawn', async () => {
-    const page = await openPage(WIDE)
+    const page = await pages.open(WIDE, { downloads: true })
     const [stats] = await Promise.all([
       page.waitForResponse((response) => response.url().includes('/admin/v1/requests/stats') && response.url().includes('group_by=hour')),
-      visit(page, '#/overview?range=48h'),
+      pages.visit(page, '#/overview?range=48h'),
     ])
     expect(new URL(stats.url()).searchParams.get('group_by')).toBe('hour')
     // Calls to the API only: the console's own would crowd them out.
@@ -230,13 +203,13 @@ describe('/console activity', () => {
       ['1400', WIDE],
       ['390', PHONE],
     ] as const) {
-      const page = await openPage(viewport)
+      const page = await pages.open(viewport, { downloads: true })
       for (const [name, hash] of [
         ['activity', '#/activity'],
         ['request', `#/request?id=${seen.aliased}`],
         ['overview-health', '#/overview?range=48h'],
       ] as const) {
-        await visit(page, hash)
+        await pages.visit(page, hash)
         const overflowing = await page.evaluate(() => {
           const found: string[] = []
           if (document.documentElement.scrollWidth > window.innerWidth) found.push(`the page (${document.documentElement.scrollWidth}px)`)

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { Browser, Page } from 'playwright-core'
-import { blockOutside, launchChromium } from '../support/browser'
+import { ConsolePages, expectNoOverflow } from '../support/console-pages'
 import { testDatabases } from '../support/databases'
 import { ADMIN_TOKEN, bearer } from '../support/gateway'
 import { gatewaySuite } from '../support/gateway-suite'
@@ -19,21 +18,10 @@ const adminHeaders = { ...bearer(ADMIN_TOKEN), 'content-type': 'application/json
 
 describe('/console dashboard', () => {
   const served = gatewaySuite(testDatabases[0]!, { served: true, secondUpstream: true })
-  let browser: Browser
-  const outside: string[] = []
-  const pageErrors: string[] = []
+  const pages = new ConsolePages(() => served.origin, ADMIN_TOKEN)
+  const { outside, pageErrors } = pages
   const seeded = { acme: '', globex: '', runner: '', batch: '', runnerSecret: '', batchSecret: '' }
 
-  async function api(method: string, path: string, body?: unknown): Promise<any> {
-    const reply = await fetch(`${served.origin}/admin/v1${path}`, {
-      method,
-      headers: adminHeaders,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    })
-    const text = await reply.text()
-    expect({ path, status: reply.status, text: reply.ok ? '' : text }).toEqual({ path, status: reply.status < 300 ? reply.status : 200, text: '' })
-    return JSON.parse(text)
-  }
   /** The API's answer as text: amounts compared as the API wrote them. */
   async function apiText(path: string): Promise<string> {
     const reply = await fetch(`${served.origin}/admin/v1${path}`, { headers: adminHeaders })
@@ -55,15 +43,15 @@ describe('/console dashboard', () => {
   }
 
   beforeAll(async () => {
-    browser = await launchChromium()
-    const acme = await api('POST', '/accounts', { name: 'Acme Robotics' })
-    await api('POST', `/accounts/${acme.id}/credits`, { amount: 50 })
-    await api('PATCH', `/accounts/${acme.id}`, { low_balance_threshold: 10 })
-    const globex = await api('POST', '/accounts', { name: 'Globex' })
-    await api('POST', `/accounts/${globex.id}/credits`, { amount: 1 })
-    await api('PATCH', `/accounts/${globex.id}`, { low_balance_threshold: 5 })
-    const runner = await api('POST', '/keys', { account_id: acme.id, env: 'prod', name: 'ci runner', quotas: { day: 0.001, month: 20 } })
-    const batch = await api('POST', '/keys', { account_id: globex.id, env: 'prod', name: 'batch jobs' })
+    await pages.launch()
+    const acme = await pages.api('POST', '/accounts', { name: 'Acme Robotics' })
+    await pages.api('POST', `/accounts/${acme.id}/credits`, { amount: 50 })
+    await pages.api('PATCH', `/accounts/${acme.id}`, { low_balance_threshold: 10 })
+    const globex = await pages.api('POST', '/accounts', { name: 'Globex' })
+    await pages.api('POST', `/accounts/${globex.id}/credits`, { amount: 1 })
+    await pages.api('PATCH', `/accounts/${globex.id}`, { low_balance_threshold: 5 })
+    const runner = await pages.api('POST', '/keys', { account_id: acme.id, env: 'prod', name: 'ci runner', quotas: { day: 0.001, month: 20 } })
+    const batch = await pages.api('POST', '/keys', { account_id: globex.id, env: 'prod', name: 'batch jobs' })
     Object.assign(seeded, { acme: acme.id, globex: globex.id, runner: runner.id, batch: batch.id, runnerSecret: runner.key, batchSecret: batch.key })
     for (const [secret, model] of [
       [runner.key, 'test/cheap'],
@@ -74,55 +62,12 @@ describe('/console dashboard', () => {
     }
   }, 60_000)
   afterAll(async () => {
-    await browser?.close()
+    await pages.close()
   })
 
-  async function openPage(viewport: { width: number; height: number }): Promise<Page> {
-    const context = await browser.newContext({ viewport })
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: served.origin })
-    const page = await context.newPage()
-    await blockOutside(page, served.origin, outside)
-    page.on('pageerror', (error) => pageErrors.push(error.message))
-    await page.goto(`${served.origin}/console`)
-    await page.getByLabel('Admin token').fill(ADMIN_TOKEN)
-    await page.getByLabel('Admin token').press('Enter')
-    await page.getByRole('navigation', { name: 'Console' }).waitFor()
-    return page
-  }
-
-  /** Goes to `hash` and waits until the page has drawn itself. */
-  async function visit(page: Page, hash: string): Promise<void> {
-    const url = `${served.origin}/console${hash}`
-    if (page.url() === url) await page.reload()
-    else await page.goto(url)
-    await page.locator('main h1').first().waitFor()
-    await page.locator('.loading').waitFor({ state: 'detached' })
-    const failure = page.locator('main .notice.error')
-    if ((await failure.count()) > 0) throw new Error(`${hash}: ${await failure.first().textContent()}`)
-  }
-
-  /** Nothing wider than the window, no card wider than itself, and every button inside its card. */
-  async function expectNoOverflow(page: Page, what: string): Promise<void> {
-    const overflowing = await page.evaluate(() => {
-      const found: string[] = []
-      if (document.documentElement.scrollWidth > window.innerWidth) found.push(`the page (${document.documentElement.scrollWidth}px)`)
-      for (const card of document.querySelectorAll<HTMLElement>('.card, .table-wrap, .chart'))
-        if (card.scrollWidth > card.clientWidth + 1)
-          found.push(`${card.className} "${card.textContent?.slice(0, 40)}" (${card.scrollWidth} > ${card.clientWidth})`)
-      for (const button of document.querySelectorAll<HTMLElement>('main button')) {
-        const frame = button.closest<HTMLElement>('.card, .table-wrap')
-        if (!frame) continue
-        const [inner, outer] = [button.getBoundingClientRect(), frame.getBoundingClientRect()]
-        if (inner.right > outer.right + 1 || inner.left < outer.left - 1) found.push(`button "${button.textContent}" outside its card`)
-      }
-      return found
-    })
-    expect({ what, overflowing }).toEqual({ what, overflowing: [] })
-  }
-
   test('the overview stacks spend and requests by model, key and account over every period, the totals the API’s', async () => {
-    const page = await openPage(WIDE)
-    await visit(page, '#/overview')
+    const page = await pages.open(WIDE, { clipboard: true })
+    await pages.visit(page, '#/overview')
     const today = new Date().toISOString().slice(0, 10)
     const chart = page.getByTestId('usage-breakdown')
     // 30 days, zero-filled: every day is drawn, today's total is the API's own amount.
@@ -148,15 +93,15 @@ describe('/console dashboard', () => {
     expect(await chart.locator(`g.period[data-period="${today}"] rect[data-series="ci runner"]`).count()).toBe(1)
 
     // By account, over 48 hours.
-    await visit(page, '#/overview?range=48h&by=account&measure=cost')
+    await pages.visit(page, '#/overview?range=48h&by=account&measure=cost')
     expect(await chart.locator('g.period').count()).toBe(48)
     expect((await chart.locator('.legend li').allTextContents()).map((text) => text.trim()).sort()).toEqual(['Acme Robotics', 'Globex'])
     expect(pageErrors).toEqual([])
   }, 60_000)
 
   test('wallets and quotas are bars: spend against each limit, balance against its alert threshold', async () => {
-    const page = await openPage(WIDE)
-    await visit(page, '#/overview')
+    const page = await pages.open(WIDE, { clipboard: true })
+    await pages.visit(page, '#/overview')
     const key = JSON.parse(await apiText(`/keys/${seeded.runner}`))
     const spentText = numberIn(await apiText(`/keys/${seeded.runner}`), 'day') ?? ''
     expect(key.quotas.day).toBe(0.001)
@@ -179,9 +124,9 @@ describe('/console dashboard', () => {
   }, 60_000)
 
   test('the Usage chart draws every period of the selection, one without usage as zero', async () => {
-    const page = await openPage(WIDE)
+    const page = await pages.open(WIDE, { clipboard: true })
     const day = (back: number) => new Date(Date.now() - back * 86_400_000).toISOString().slice(0, 10)
-    await visit(page, `#/usage?period=day&since=${day(4)}`)
+    await pages.visit(page, `#/usage?period=day&since=${day(4)}`)
     const bars = page.locator('rect.bar')
     expect(await bars.evaluateAll((rects) => rects.map((rect) => rect.getAttribute('data-label')))).toEqual([day(4), day(3), day(2), day(1), day(0)])
     const todayCost = numberIn(await apiText(`/usage?group_by=day&since=${day(0)}`), 'cost') ?? ''
@@ -193,7 +138,7 @@ describe('/console dashboard', () => {
       todayCost,
     ])
     // Grouped by key as well: stacked by key, every period drawn.
-    await visit(page, `#/usage?period=day&by=key&since=${day(2)}`)
+    await pages.visit(page, `#/usage?period=day&by=key&since=${day(2)}`)
     const chart = page.getByTestId('usage-breakdown')
     expect(await chart.locator('g.period').evaluateAll((columns) => columns.map((column) => column.getAttribute('data-period')))).toEqual([
       day(2),
@@ -205,8 +150,8 @@ describe('/console dashboard', () => {
   }, 60_000)
 
   test('names stand for ids everywhere, with the id on hover and a click away', async () => {
-    const page = await openPage(WIDE)
-    await visit(page, `#/ledger?key_id=${seeded.runner}`)
+    const page = await pages.open(WIDE, { clipboard: true })
+    await pages.visit(page, `#/ledger?key_id=${seeded.runner}`)
     const entries = page.getByRole('region', { name: 'Entries, newest first' })
     await entries.getByText('Acme Robotics').first().waitFor()
     expect(await entries.textContent()).not.toContain(seeded.acme)
@@ -218,23 +163,23 @@ describe('/console dashboard', () => {
       .click()
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(seeded.runner)
     // Usage by key and the keys page: names too.
-    await visit(page, '#/usage?period=day&by=key')
+    await pages.visit(page, '#/usage?period=day&by=key')
     const usage = page.getByRole('region', { name: 'Usage, newest first' })
     await usage.getByText('batch jobs').waitFor()
     expect(await usage.textContent()).not.toContain(seeded.batch)
-    await visit(page, '#/keys')
+    await pages.visit(page, '#/keys')
     const keys = page.getByRole('region', { name: 'Keys, newest first' })
     expect(await keys.locator(`[title="${seeded.globex}"]`).first().textContent()).toBe('Globex')
     expect(pageErrors).toEqual([])
   }, 60_000)
 
   test('the Models page shows aliases, routes in order, limits, prices and a route cooling down', async () => {
-    const page = await openPage(WIDE)
+    const page = await pages.open(WIDE, { clipboard: true })
     // Three failures in a row on test/smart's first route (the second upstream answers each call).
     served.upstream.always({ kind: 'error', status: 503 })
     for (let call = 0; call < 3; call++) expect((await chat(seeded.batchSecret, 'test/smart', true)).status).toBe(200)
     served.upstream.reset()
-    await visit(page, '#/models')
+    await pages.visit(page, '#/models')
     const models = JSON.parse(await apiText('/models'))
     const smart = models.data.find((model: { id: string }) => model.id === 'test/smart')
     const cooling = smart.routes[0].cooling_until
@@ -251,8 +196,8 @@ describe('/console dashboard', () => {
   }, 60_000)
 
   test('a key is created with every field, the form is emptied, and every field is edited', async () => {
-    const page = await openPage(WIDE)
-    await visit(page, `#/keys?account_id=${seeded.acme}`)
+    const page = await pages.open(WIDE, { clipboard: true })
+    await pages.visit(page, `#/keys?account_id=${seeded.acme}`)
     const form = page.getByRole('form', { name: 'New key' })
     await form.getByLabel('Name').fill('nightly evals')
     await form.getByLabel('Environment').selectOption('dev')
@@ -269,7 +214,7 @@ describe('/console dashboard', () => {
     await form.getByRole('button', { name: 'Create key' }).click()
     const secret = (await page.getByTestId('key-secret').textContent()) ?? ''
     expect(secret).toMatch(/^tollgate_sk_dev_/)
-    const listed = (await api('GET', `/keys?account_id=${seeded.acme}`)).data.find((key: { name: string }) => key.name === 'nightly evals')
+    const listed = (await pages.api('GET', `/keys?account_id=${seeded.acme}`)).data.find((key: { name: string }) => key.name === 'nightly evals')
     const created = await apiText(`/keys/${listed.id}`)
     expect(JSON.parse(created)).toMatchObject({
       account_id: seeded.acme,
@@ -323,7 +268,7 @@ describe('/console dashboard', () => {
     // The table fits its card at 1400 and 1920 px, "Revoke" and all.
     for (const viewport of [WIDE, WIDER]) {
       await page.setViewportSize(viewport)
-      await visit(page, '#/keys')
+      await pages.visit(page, '#/keys')
       await page.getByRole('button', { name: `Revoke ${listed.id}` }).waitFor()
       await expectNoOverflow(page, `keys at ${viewport.width}`)
       await page.screenshot({ path: `/tmp/console-keys-${viewport.width}.png`, fullPage: true })
@@ -333,24 +278,24 @@ describe('/console dashboard', () => {
 
   test('every page fits a laptop and a phone, and nothing is loaded from outside', async () => {
     // Long names and lists wrap or are cut short with the whole on hover, never widening a card.
-    const long = await api('POST', '/accounts', { name: `Very Long Company Name ${'Holdings '.repeat(18)}`.trim() })
-    await api('POST', `/accounts/${long.id}/credits`, { amount: 2 })
-    await api('POST', '/keys', {
+    const long = await pages.api('POST', '/accounts', { name: `Very Long Company Name ${'Holdings '.repeat(18)}`.trim() })
+    await pages.api('POST', `/accounts/${long.id}/credits`, { amount: 2 })
+    await pages.api('POST', '/keys', {
       account_id: long.id,
       env: 'prod',
       name: `key with a long name ${'and more words '.repeat(10)}`.trim(),
       allowed_models: Array.from({ length: 12 }, (_, index) => `vendor-${index}/*`),
       quotas: { day: 1, week: 5, month: 20 },
     })
-    const hook = await api('POST', '/webhooks', { url: 'http://127.0.0.1:9/none', description: 'Pager' })
-    await api('POST', `/webhooks/${hook.id}/test`)
-    const ledger = await api('GET', `/ledger?key_id=${seeded.runner}&kind=charge`)
+    const hook = await pages.api('POST', '/webhooks', { url: 'http://127.0.0.1:9/none', description: 'Pager' })
+    await pages.api('POST', `/webhooks/${hook.id}/test`)
+    const ledger = await pages.api('GET', `/ledger?key_id=${seeded.runner}&kind=charge`)
     const requestId = ledger.data[0].request_id
     for (const [width, viewport] of [
       ['1400', WIDE],
       ['390', PHONE],
     ] as const) {
-      const page = await openPage(viewport)
+      const page = await pages.open(viewport, { clipboard: true })
       for (const [name, hash] of [
         ['overview', '#/overview'],
         ['overview-by-key', '#/overview?by=key&measure=requests'],
@@ -363,7 +308,7 @@ describe('/console dashboard', () => {
         ['models', '#/models'],
         ['health', '#/health'],
       ] as const) {
-        await visit(page, hash)
+        await pages.visit(page, hash)
         if (name === 'webhooks') await page.getByRole('region', { name: 'Deliveries, newest first' }).waitFor()
         await expectNoOverflow(page, `${name} at ${width}`)
         await page.screenshot({ path: `/tmp/console-${name}-${width}.png`, fullPage: true })

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { Browser, Page } from 'playwright-core'
 import { until, WebhookReceiver } from '../alerts/webhook-receiver'
-import { blockOutside, launchChromium } from '../support/browser'
+import { ConsolePages, expectNoOverflow } from '../support/console-pages'
 import { testDatabases } from '../support/databases'
 import { ADMIN_TOKEN } from '../support/gateway'
 import { gatewaySuite } from '../support/gateway-suite'
@@ -14,74 +13,27 @@ import { gatewaySuite } from '../support/gateway-suite'
 const WIDE = { width: 1400, height: 900 }
 const WIDER = { width: 1920, height: 1080 }
 
-const adminHeaders = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }
-
 describe('/console webhooks', () => {
   // Postgres when the run has it (the other console tests use the embedded database), else the embedded one.
   const served = gatewaySuite(testDatabases[testDatabases.length - 1]!, { served: true, mockUpstream: false, env: { TOLLGATE_WEBHOOK_POLL_MS: '50' } })
   const receiver = new WebhookReceiver()
-  let browser: Browser
-  const outside: string[] = []
-  const pageErrors: string[] = []
+  const pages = new ConsolePages(() => served.origin, ADMIN_TOKEN)
+  const { outside, pageErrors } = pages
 
   beforeAll(async () => {
     receiver.start()
     served.harness.services.webhooks.start()
-    browser = await launchChromium()
+    await pages.launch()
   }, 60_000)
   afterAll(async () => {
     // The sender stops before the suite closes the database.
     served.harness.services.webhooks.stop()
-    await browser?.close()
+    await pages.close()
     receiver.stop()
   })
 
-  async function openPage(viewport: { width: number; height: number }): Promise<Page> {
-    const context = await browser.newContext({ viewport })
-    const page = await context.newPage()
-    await blockOutside(page, served.origin, outside)
-    page.on('pageerror', (error) => pageErrors.push(error.message))
-    await page.goto(`${served.origin}/console`)
-    await page.getByLabel('Admin token').fill(ADMIN_TOKEN)
-    await page.getByLabel('Admin token').press('Enter')
-    await page.getByRole('navigation', { name: 'Console' }).waitFor()
-    return page
-  }
-
-  async function api(method: string, path: string, body?: unknown): Promise<any> {
-    const reply = await fetch(`${served.origin}/admin/v1${path}`, {
-      method,
-      headers: adminHeaders,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    })
-    expect({ path, ok: reply.ok }).toEqual({ path, ok: true })
-    return reply.json()
-  }
-
-  /** Goes to `hash` and waits until the page has drawn itself. */
-  async function visit(page: Page, hash: string): Promise<void> {
-    const url = `${served.origin}/console${hash}`
-    // The same address again changes nothing in the page: it is loaded afresh.
-    if (page.url() === url) await page.reload()
-    else await page.goto(url)
-    await page.locator('main h1').first().waitFor()
-    await page.locator('.loading').waitFor({ state: 'detached' })
-  }
-
-  /** Nothing wider than the window, and no card wider than itself. */
-  async function expectNoOverflow(page: Page, what: string): Promise<void> {
-    const overflowing = await page.evaluate(() => {
-      const found: string[] = []
-      if (document.documentElement.scrollWidth > window.innerWidth) found.push(`the page (${document.documentElement.scrollWidth}px)`)
-      for (const card of document.querySelectorAll<HTMLElement>('.card, .table-wrap'))
-        if (card.scrollWidth > card.clientWidth + 1) found.push(`${card.className} "${card.textContent?.slice(0, 40)}"`)
-      return found
-    })
-    expect({ what, overflowing }).toEqual({ what, overflowing: [] })
-  }
-
   test('an operator adds a webhook, keeps its secret, sends a test event and sees it delivered', async () => {
-    const page = await openPage(WIDE)
+    const page = await pages.open(WIDE)
     await page.getByRole('link', { name: 'Webhooks' }).click()
     await page.getByRole('button', { name: 'Add webhook' }).waitFor()
 
@@ -103,7 +55,7 @@ describe('/console webhooks', () => {
     expect(await events.getByLabel('quota.threshold').isChecked()).toBe(true)
     const listed = page.getByRole('region', { name: 'Webhooks, newest first' })
     await listed.getByText('Billing on-call').waitFor()
-    const [hook] = (await api('GET', '/webhooks')).data
+    const [hook] = (await pages.api('GET', '/webhooks')).data
     expect(hook).toMatchObject({ url: receiver.url, events: ['balance.low', 'webhook.test'], description: 'Billing on-call' })
     expect(await listed.textContent()).toContain(receiver.url)
     expect(await listed.textContent()).not.toContain('quota.threshold')
@@ -112,7 +64,7 @@ describe('/console webhooks', () => {
     await page.screenshot({ path: '/tmp/console-webhook-created-1400.png', fullPage: true })
 
     // Gone once the page is drawn again: the gateway never shows it twice.
-    await visit(page, '#/webhooks')
+    await pages.visit(page, '#/webhooks')
     expect(await page.getByTestId('webhook-secret').count()).toBe(0)
     expect(await page.content()).not.toContain(secret.slice(6, 26))
 
@@ -125,7 +77,7 @@ describe('/console webhooks', () => {
     expect(page.url()).toContain(`#/webhooks?id=${hook.id}`)
     const received = receiver.receipts.slice(before)
     expect(received.map((receipt) => [receipt.type, receipt.verified, receipt.data])).toEqual([['webhook.test', true, { webhook_id: hook.id }]])
-    const [delivery] = (await api('GET', `/webhooks/${hook.id}/deliveries`)).data
+    const [delivery] = (await pages.api('GET', `/webhooks/${hook.id}/deliveries`)).data
     expect(delivery).toMatchObject({ id: received[0]?.id, status: 'delivered', attempts: 1, last_status_code: 200, last_error: null })
     const row = log.getByRole('row').filter({ has: page.getByText('delivered', { exact: true }) })
     expect((await row.getByRole('cell').allTextContents()).slice(1, 6)).toEqual(['webhook.test', 'delivered', '1', '200', '—'])
@@ -134,10 +86,10 @@ describe('/console webhooks', () => {
     const refused = new WebhookReceiver().start()
     refused.answer = () => 500
     try {
-      const broken = await api('POST', '/webhooks', { url: refused.url, description: `Refuses everything ${'and says so at length '.repeat(6)}` })
-      await api('POST', `/webhooks/${broken.id}/test`)
-      await until(async () => (await api('GET', `/webhooks/${broken.id}/deliveries`)).data[0]?.last_status_code === 500, 10_000, 'a refused attempt')
-      await visit(page, `#/webhooks?id=${broken.id}`)
+      const broken = await pages.api('POST', '/webhooks', { url: refused.url, description: `Refuses everything ${'and says so at length '.repeat(6)}` })
+      await pages.api('POST', `/webhooks/${broken.id}/test`)
+      await until(async () => (await pages.api('GET', `/webhooks/${broken.id}/deliveries`)).data[0]?.last_status_code === 500, 10_000, 'a refused attempt')
+      await pages.visit(page, `#/webhooks?id=${broken.id}`)
       const refusedLog = page.getByRole('region', { name: 'Deliveries, newest first' })
       await refusedLog.getByText('HTTP 500: receiver says no').waitFor()
       expect(await refusedLog.locator('.status-pending').textContent()).toBe('pending')
@@ -148,16 +100,16 @@ describe('/console webhooks', () => {
         ['1920', WIDER],
       ] as const) {
         await page.setViewportSize(viewport)
-        await visit(page, `#/webhooks?id=${hook.id}`)
+        await pages.visit(page, `#/webhooks?id=${hook.id}`)
         await log.getByText('delivered', { exact: true }).waitFor()
         await expectNoOverflow(page, `delivered log at ${width}`)
         await page.screenshot({ path: `/tmp/console-webhooks-${width}.png`, fullPage: true })
-        await visit(page, `#/webhooks?id=${broken.id}`)
+        await pages.visit(page, `#/webhooks?id=${broken.id}`)
         await refusedLog.getByText('HTTP 500: receiver says no').waitFor()
         await expectNoOverflow(page, `refused log at ${width}`)
         await page.screenshot({ path: `/tmp/console-webhooks-refused-${width}.png`, fullPage: true })
       }
-      await api('DELETE', `/webhooks/${broken.id}`)
+      await pages.api('DELETE', `/webhooks/${broken.id}`)
     } finally {
       refused.stop()
     }
@@ -166,11 +118,11 @@ describe('/console webhooks', () => {
   }, 90_000)
 
   test('the log pages newest first; deleting asks first and removes the webhook', async () => {
-    const hook = await api('POST', '/webhooks', { url: 'http://127.0.0.1:9/none', events: ['webhook.test'], description: 'Paged' })
+    const hook = await pages.api('POST', '/webhooks', { url: 'http://127.0.0.1:9/none', events: ['webhook.test'], description: 'Paged' })
     const ids: string[] = []
-    for (let index = 0; index < 55; index++) ids.push((await api('POST', `/webhooks/${hook.id}/test`)).id)
-    const page = await openPage(WIDE)
-    await visit(page, `#/webhooks?id=${hook.id}`)
+    for (let index = 0; index < 55; index++) ids.push((await pages.api('POST', `/webhooks/${hook.id}/test`)).id)
+    const page = await pages.open(WIDE)
+    await pages.visit(page, `#/webhooks?id=${hook.id}`)
     const panel = page.getByRole('region', { name: 'Deliveries to Paged' })
     await panel.getByRole('region', { name: 'Deliveries, newest first' }).waitFor()
     await panel.getByRole('button', { name: 'Older deliveries' }).click()
@@ -181,14 +133,14 @@ describe('/console webhooks', () => {
     // Dismissed: nothing happens. Accepted: gone from the page and the API.
     page.once('dialog', (dialog) => void dialog.dismiss())
     await page.getByRole('button', { name: 'Delete Paged' }).click()
-    expect((await api('GET', '/webhooks')).data.map((row: { id: string }) => row.id)).toContain(hook.id)
+    expect((await pages.api('GET', '/webhooks')).data.map((row: { id: string }) => row.id)).toContain(hook.id)
     let question = ''
     page.once('dialog', (dialog) => {
       question = dialog.message()
       void dialog.accept()
     })
     await page.getByRole('button', { name: 'Delete Paged' }).click()
-    await until(async () => !(await api('GET', '/webhooks')).data.some((row: { id: string }) => row.id === hook.id), 10_000, 'the deletion')
+    await until(async () => !(await pages.api('GET', '/webhooks')).data.some((row: { id: string }) => row.id === hook.id), 10_000, 'the deletion')
     expect(question).toContain('http://127.0.0.1:9/none')
     await page.waitForURL(/#\/webhooks$/)
     await page.getByRole('region', { name: 'Webhooks, newest first' }).waitFor()
@@ -197,16 +149,16 @@ describe('/console webhooks', () => {
   }, 60_000)
 
   test("low-balance thresholds are shown with the account's wallet and the key's allotment", async () => {
-    const account = await api('POST', '/accounts', { name: 'Threshold Ltd' })
-    await api('PATCH', `/accounts/${account.id}`, { low_balance_threshold: 5.25 })
-    const unset = await api('POST', '/accounts', { name: 'No Alerts Inc' })
-    const key = await api('POST', '/keys', { account_id: account.id, env: 'prod', name: 'alerting key', low_balance_threshold: 2 })
-    const page = await openPage(WIDE)
-    await visit(page, `#/accounts?id=${account.id}`)
+    const account = await pages.api('POST', '/accounts', { name: 'Threshold Ltd' })
+    await pages.api('PATCH', `/accounts/${account.id}`, { low_balance_threshold: 5.25 })
+    const unset = await pages.api('POST', '/accounts', { name: 'No Alerts Inc' })
+    const key = await pages.api('POST', '/keys', { account_id: account.id, env: 'prod', name: 'alerting key', low_balance_threshold: 2 })
+    const page = await pages.open(WIDE)
+    await pages.visit(page, `#/accounts?id=${account.id}`)
     expect(await page.getByTestId('wallet-low-balance-threshold').textContent()).toBe('5.250000')
-    await visit(page, `#/accounts?id=${unset.id}`)
+    await pages.visit(page, `#/accounts?id=${unset.id}`)
     expect(await page.getByTestId('wallet-low-balance-threshold').textContent()).toBe('none')
-    await visit(page, `#/keys?account_id=${account.id}`)
+    await pages.visit(page, `#/keys?account_id=${account.id}`)
     const row = page.getByRole('row').filter({ has: page.getByText('alerting key') })
     expect(await row.getByTestId('key-low-balance-threshold').textContent()).toBe('alert below 2.000000')
     expect(key.low_balance_threshold).toBe(2)
