@@ -9,6 +9,7 @@ import { type Config, loadConfig } from './config/config'
 import { ConfigError } from './config/config-error'
 import { readConfigFile } from './config/config-file'
 import { workerCount } from './config/workers'
+import { EmbeddedMaintenance } from './db/embedded-maintenance'
 import { TEMPLATE_COMMAND, writeEmbeddedTemplate } from './db/embedded-template'
 import { migrate } from './db/migrate'
 import { openConfiguredDatabase } from './db/open'
@@ -117,6 +118,8 @@ async function serve(config: Config, database: Awaited<ReturnType<typeof openCon
   services.sweeper.start()
   services.webhooks.start()
   services.idempotentCalls.start()
+  const maintenance = database.kind === 'pglite' ? new EmbeddedMaintenance(database.db) : undefined
+  maintenance?.start()
   const gateway = createApp(services, {
     log: worker ? workerLog(log, worker.index) : log,
     version: packageJson.version,
@@ -147,6 +150,7 @@ async function serve(config: Config, database: Awaited<ReturnType<typeof openCon
   Bun.gc(true)
   const signal = await shutdownSignal
   await drainAndStop(signal, server, services, config)
+  maintenance?.stop()
   // Spans of the last requests still queued for the trace collector get their chance to go out.
   await gateway.flushTraces()
   // Request activity still queued is written; a database still away keeps it (one attempt, then exit).
