@@ -14,7 +14,7 @@ import { oneConnection } from './one-connection'
 import { openLoop } from './open-loop'
 import { benchStreamTransports } from './stream-transports'
 import { benchStreams } from './streams'
-import { ADMIN, chatBody, cpuSeconds, createDatabase, freePort, residentKb, setUpAccount, startGateway, writeSection } from './support'
+import { ADMIN, chatBody, cpuSeconds, createDatabase, freePort, residentKb, setUpAccount, startGateway, vacuumWithoutAutovacuum, writeSection } from './support'
 import { benchTail } from './tail'
 import { benchUsage } from './usage'
 
@@ -242,9 +242,14 @@ async function main(): Promise<void> {
         body: chatBody(target.model, false),
         rate: OPEN_LOOP_RATE,
       }
+      const vacuum = async () => {
+        if (target.database?.kind === 'postgres') await vacuumWithoutAutovacuum(target.database.url)
+      }
       await openLoop({ ...fixedRateLoad, seconds: 3 })
+      await vacuum()
       const fixedRate = await openLoop({ ...fixedRateLoad, seconds: SECONDS })
       await wrk(target, 2) // warm-up
+      await vacuum()
       const cpuBefore = cpuSeconds(target.gateway.child.pid)
       const load = await wrk(target, SECONDS)
       const cpuPerRequest = ((cpuSeconds(target.gateway.child.pid) - cpuBefore) / Math.max(1, load.requests)) * 1e6
@@ -359,6 +364,7 @@ function report(results: Result[], slow: SlowResult[]): void {
     `Latency: an open-loop client (bench/open-loop.ts) sending ${OPEN_LOOP_RATE.toLocaleString('en-US')} requests/s on a fixed schedule whether or not earlier ones were answered, so queueing shows, each timed from when it left (the client wakes once a millisecond and sends what is due: waiting for due times finer than that made it spin and take a whole core from the processes it measures); 3 s of warm-up at that rate, then ${SECONDS} s measured, before the throughput run; "added" is the difference from the bare proxy at the same rate.`,
     `Time to first byte: the median of ${TTFB_SAMPLES} sequential streaming requests. Peak RSS: VmHWM of the target's processes. Books: after the run, every wallet equals its top-ups minus its charges, no hold is open and every hold (a credit lease included) closed exactly once.`,
     `Default rows set nothing beyond the database: one process, credit leases (docs/billing.md#credit-lease); the other Tollgate rows change one setting each.`,
+    `When the Postgres server runs without autovacuum (this machine's does), each Postgres row's database is vacuumed and analysed after each warm-up, as a production server's autovacuum would keep it (without, exact holds slow down by the minute as dead holds pile up). The embedded database vacuums itself (docs/operations.md#embedded-database).`,
     '',
     `| target | requests/s | of floor | CPU per request | p50 at ${OPEN_LOOP_RATE}/s (added) | p99 at ${OPEN_LOOP_RATE}/s (added) | TTFB (added) | peak RSS | non-2xx | books |`,
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
