@@ -156,9 +156,16 @@ for (const kind of testDatabases) {
       const events = await socket.untilType('response.completed')
       expect(events.map((event) => event.type)).toEqual(['response.created', 'response.completed'])
       expect(events[1]!.response).toMatchObject({ status: 'completed', output: [], usage: { cost: 0 } })
-      socket.close()
       expect(upstream().received).toHaveLength(0)
       expect(await ledger(`key_id=${keyId}`)).toEqual([])
+      // Codex's next call continues the warm-up with only the input added since.
+      upstream().always({ text: 'Warm.', usage: { prompt_tokens: 9, completion_tokens: 1 } })
+      socket.send(create({ previous_response_id: events[1]!.response.id, input: [{ type: 'message', role: 'user', content: 'Go.' }] }))
+      await socket.untilType('response.completed')
+      socket.close()
+      const sent = upstream().received[0]!.body
+      expect(sent.previous_response_id).toBeUndefined()
+      expect(sent.input.map((item: { content: string }) => item.content)).toEqual(['Say hi.', 'Go.'])
     })
 
     describe('bounds', () => {

@@ -174,9 +174,16 @@ export class ResponsesSocketSession {
     if (response.status === 401) this.close(POLICY_VIOLATION, 'credential refused')
   }
 
+  /**
+   * A warm-up's response has no output, but Codex continues it: its next call names it in
+   * `previous_response_id` and sends only the input added since, so its input is remembered.
+   */
   private sendWarmUp(message: SocketMessage): void {
+    const id = `resp_${newId('req').slice(4)}`
+    const items = inputItems(message.input)
+    if (items) this.memory = { responseId: id, items }
     const response = {
-      id: `resp_${newId('req').slice(4)}`,
+      id,
       object: 'response',
       created_at: Math.floor(Date.now() / 1000),
       model: typeof message.model === 'string' ? message.model.slice(0, 200) : null,
