@@ -14,7 +14,7 @@ import { walletEndpoint } from './endpoints/wallet'
 import { InvalidRequestError } from './errors/kinds'
 import { asGatewayError, envelopeOfPath, renderError } from './errors/render'
 import { renderFrameworkError } from './http/error-handler'
-import { gatewayContext } from './http/gateway-context'
+import { gatewayContext, partyOf } from './http/gateway-context'
 import { EndpointMethods } from './http/method-check'
 import { attachContext, type RequestContext } from './http/request-context'
 import { type LogSink, logRequest } from './http/request-log'
@@ -106,12 +106,21 @@ export function createApp(services: Services, options: { log?: LogSink; version?
     endpoints: app.routes.map((endpoint) => ({ method: endpoint.method, path: endpoint.path })),
     flushTraces: async (timeoutMs) => tracing?.flush(timeoutMs),
     async refuseSocket(request) {
+      // The handshake has a log line of its own (GET /v1/responses, 101 or the refusal); each call on the socket has its own too.
+      const record = new RequestRecord(newId('req'), 'GET', sink)
+      record.pathTemplate = '/v1/responses'
+      record.transport = 'websocket'
       try {
-        await services.authenticator.authenticate(RESPONSES_RULE, request.headers)
+        await services.authenticator.authenticate(RESPONSES_RULE, request.headers, undefined, (caller) => {
+          record.party = partyOf(caller)
+        })
+        record.finish(101, 'ok')
         return undefined
       } catch (error) {
-        const requestId = newId('req')
-        return withHeaders(renderError(asGatewayError(error, requestId), 'openai'), { 'x-request-id': requestId })
+        const refused = asGatewayError(error, record.requestId)
+        record.answeredError(refused.code)
+        record.finish(refused.status, outcomeOfStatus(refused.status))
+        return withHeaders(renderError(refused, 'openai'), { 'x-request-id': record.requestId })
       }
     },
     handle: (request) => handle(request, 'http'),

@@ -68,7 +68,7 @@ describe('Codex CLI through the gateway', () => {
       clearTimeout(timer)
       expect({ code, stdout: stdout.trim() }).toEqual({ code: 0, stdout: 'The magic word is tollgate.' })
       // The request log says how each turn came: over HTTP, or as a message on the socket.
-      const turns = served.harness.logs.map((line) => JSON.parse(line)).filter((line) => line.route === '/v1/responses')
+      const turns = served.harness.logs.map((line) => JSON.parse(line)).filter((line) => line.method === 'POST' && line.route === '/v1/responses')
       expect(turns.length).toBeGreaterThan(0)
       if (websocket) {
         expect(served.seen).toContain('WEBSOCKET /v1/responses 101')

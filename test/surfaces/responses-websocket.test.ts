@@ -17,7 +17,9 @@ for (const kind of testDatabases) {
     const socketUrl = () => `${suite.origin.replace('http:', 'ws:')}/v1/responses`
     const ledger = async (query: string) => (await suite.harness.admin('GET', `/ledger?${query}`)).json.data as any[]
     const wallet = async (accountId: string) => (await suite.harness.admin('GET', `/accounts/${accountId}`)).json.wallet
-    const socketLogs = () => suite.harness.logs.map((line) => JSON.parse(line)).filter((line) => line.transport === 'websocket')
+    const logLines = () => suite.harness.logs.map((line) => JSON.parse(line)).filter((line) => line.transport === 'websocket')
+    /** The calls made on sockets, without the handshakes' lines. */
+    const socketLogs = () => logLines().filter((line) => line.method === 'POST')
     const create = (body: object) => JSON.stringify({ type: 'response.create', model: 'test/cheap', input: 'Say hi.', ...body })
     const openSocket = async (key: string) => SocketClient.open(socketUrl(), bearer(key))
     beforeEach(() => {
@@ -42,7 +44,10 @@ for (const kind of testDatabases) {
       expect(upstream().received[0]!.body).toMatchObject({ stream: true, input: 'Say hi.' })
       expect(upstream().received[0]!.body.type).toBeUndefined()
       socket.close()
-      expect(socketLogs()).toMatchObject([{ method: 'POST', route: '/v1/responses', status: 200, outcome: 'ok', key_id: keyId }])
+      expect(logLines()).toMatchObject([
+        { method: 'GET', route: '/v1/responses', status: 101, outcome: 'ok', key_id: keyId },
+        { method: 'POST', route: '/v1/responses', status: 200, outcome: 'ok', key_id: keyId },
+      ])
     })
 
     test('two turns on one socket: two holds, two request ids; previous_response_id continues the socket conversation', async () => {
@@ -115,6 +120,10 @@ for (const kind of testDatabases) {
         )
       expect(await refused(bearer(key))).toBe('refused')
       expect(await refused({})).toBe('refused')
+      expect(logLines()).toMatchObject([
+        { method: 'GET', route: '/v1/responses', status: 401, outcome: 'refused', error_code: 'invalid_api_key' },
+        { method: 'GET', route: '/v1/responses', status: 401, outcome: 'refused', key_id: null },
+      ])
       expect(suite.seen.filter((line) => line === 'WEBSOCKET /v1/responses 401')).toHaveLength(2)
     })
 

@@ -19,6 +19,9 @@ export interface SocketGateway {
   handleSocketCall(request: Request): Promise<Response>
 }
 
+/** What one socket may have queued for a slow client; the stream waits on the queue long before this. */
+const BACKPRESSURE_BYTES = 16 * 1024 * 1024
+
 export interface SocketData {
   url: string
   headers: Headers
@@ -44,13 +47,19 @@ export function responsesSocketServer(gateway: SocketGateway, limits: SocketLimi
     maxPayloadLength: limits.maxMessageBytes,
     idleTimeout: DEAD_PEER_SECONDS,
     sendPings: true,
+    backpressureLimit: BACKPRESSURE_BYTES,
+    closeOnBackpressureLimit: true,
     open(socket) {
-      const port = { send: (text: string) => void socket.send(text), close: (code: number, reason: string) => socket.close(code, reason) }
+      // Bun answers -1 for a message queued behind others; past the backpressure limit the socket is closed, never a message dropped.
+      const port = { send: (text: string) => socket.send(text) === -1, close: (code: number, reason: string) => socket.close(code, reason) }
       const serve = (request: Request) => gateway.handleSocketCall(request)
       socket.data.session = new ResponsesSocketSession(port, serve, socket.data.url, socket.data.headers, limits)
     },
     message(socket, message) {
       socket.data.session?.message(typeof message === 'string' ? message : new Uint8Array(message))
+    },
+    drain(socket) {
+      socket.data.session?.drained()
     },
     close(socket) {
       socket.data.session?.closedByPeer()

@@ -25,7 +25,8 @@ export interface SocketLimits {
 
 /** What the session needs of the socket it speaks on. */
 export interface SocketPort {
-  send(text: string): void
+  /** Sends one text message; true when it was queued behind others (the client reads slower than the stream comes). */
+  send(text: string): boolean
   close(code: number, reason: string): void
 }
 
@@ -51,6 +52,7 @@ export class ResponsesSocketSession {
   private idleTimer: ReturnType<typeof setTimeout> | undefined
   private closed = false
   private memory: SocketMemory | undefined
+  private drainWaiter: (() => void) | undefined
   private readonly callHeaders: Headers
 
   constructor(
@@ -104,11 +106,26 @@ export class ResponsesSocketSession {
     return undefined
   }
 
+  /** The socket's send queue emptied. */
+  drained(): void {
+    const waiting = this.drainWaiter
+    this.drainWaiter = undefined
+    waiting?.()
+  }
+
+  private untilDrained(): Promise<void> {
+    if (this.closed) return Promise.resolve()
+    return new Promise((resolve) => {
+      this.drainWaiter = resolve
+    })
+  }
+
   /** The socket closed, by either side: a call in progress is cancelled, and settles as an abandoned stream. */
   closedByPeer(): void {
     this.closed = true
     this.disarmIdleTimer()
     this.current?.abort()
+    this.drained()
   }
 
   private async run(message: SocketMessage, call: AbortController): Promise<void> {
@@ -141,8 +158,10 @@ export class ResponsesSocketSession {
         const events = done ? framer.end() : framer.push(value)
         for (const event of events) {
           if (this.closed) return
-          this.port.send(event.data)
+          const queued = this.port.send(event.data)
           if (event.event === 'response.completed') this.remember(event.data, sentInput)
+          // A client reading slower than the stream: the stream waits (and with it the upstream), rather than the gateway buffering it.
+          if (queued) await this.untilDrained()
         }
         if (done) return
       }
@@ -204,6 +223,7 @@ export class ResponsesSocketSession {
     this.closed = true
     this.disarmIdleTimer()
     this.current?.abort()
+    this.drained()
     this.port.close(code, reason)
   }
 
