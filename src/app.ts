@@ -41,6 +41,8 @@ export interface Gateway {
    * credential may call, else the refusal to answer instead of upgrading.
    */
   refuseSocket(request: Request): Promise<Response | undefined>
+  /** The gateway is shutting down (docs/operations.md#shutdown): a socket closes once its call in progress ends. */
+  readonly draining: boolean
   /** Every endpoint the app serves, for the endpoint-rule checks. */
   endpoints: readonly { method: string; path: string }[]
   /** Exports the trace spans still queued (at most `timeoutMs`); for shutdown, after the last request ended. Resolves at once when tracing is off. */
@@ -105,6 +107,9 @@ export function createApp(services: Services, options: { log?: LogSink; version?
   return {
     endpoints: app.routes.map((endpoint) => ({ method: endpoint.method, path: endpoint.path })),
     flushTraces: async (timeoutMs) => tracing?.flush(timeoutMs),
+    get draining() {
+      return services.readiness.draining
+    },
     async refuseSocket(request) {
       // The handshake has a log line of its own (GET /v1/responses, 101 or the refusal); each call on the socket has its own too.
       const record = new RequestRecord(newId('req'), 'GET', sink)

@@ -181,8 +181,17 @@ for (const kind of testDatabases) {
       const limits = { maxMessageBytes: 4096, idleMs: 150, maxCalls: 1 }
       let server: ReturnType<typeof Bun.serve> | undefined
       const boundedUrl = () => `ws://127.0.0.1:${server!.port}/v1/responses`
+      let draining = false
       beforeAll(() => {
-        const sockets = responsesSocketServer(suite.harness.gateway, limits)
+        const gateway = suite.harness.gateway
+        const view = {
+          refuseSocket: (request: Request) => gateway.refuseSocket(request),
+          handleSocketCall: (request: Request) => gateway.handleSocketCall(request),
+          get draining() {
+            return draining
+          },
+        }
+        const sockets = responsesSocketServer(view, limits)
         server = Bun.serve({ hostname: '127.0.0.1', port: 0, websocket: sockets.websocket, fetch: (request, bunServer) => sockets.upgrade(request, bunServer) })
       })
       afterAll(() => server?.stop(true))
@@ -199,6 +208,23 @@ for (const kind of testDatabases) {
         const { key } = await suite.harness.key()
         const socket = await SocketClient.open(boundedUrl(), bearer(key))
         expect(await socket.closed).toMatchObject({ code: 1000, reason: 'idle' })
+      })
+
+      test('a gateway shutting down lets the call in progress finish, then closes the socket with 1001', async () => {
+        const { key, id: keyId } = await suite.harness.key()
+        upstream().script({ text: 'a b c d', chunkDelayMs: 20, usage: { prompt_tokens: 5, completion_tokens: 4 } })
+        const socket = await SocketClient.open(boundedUrl(), bearer(key))
+        socket.send(create({}))
+        await socket.untilType('response.created')
+        draining = true
+        try {
+          const completed = (await socket.untilType('response.completed')).at(-1)!
+          expect(completed.response.output[0].content[0].text).toBe('a b c d')
+          expect(await socket.closed).toMatchObject({ code: 1001 })
+        } finally {
+          draining = false
+        }
+        expect((await ledger(`key_id=${keyId}`)).filter((entry) => entry.kind === 'charge')).toHaveLength(1)
       })
 
       test('past its calls a socket answers websocket_connection_limit_reached (Codex reconnects) and closes', async () => {

@@ -17,6 +17,7 @@ const DEAD_PEER_SECONDS = 120
 export interface SocketGateway {
   refuseSocket(request: Request): Promise<Response | undefined>
   handleSocketCall(request: Request): Promise<Response>
+  readonly draining: boolean
 }
 
 /** What one socket may have queued for a slow client; the stream waits on the queue long before this. */
@@ -52,8 +53,8 @@ export function responsesSocketServer(gateway: SocketGateway, limits: SocketLimi
     open(socket) {
       // Bun answers -1 for a message queued behind others; past the backpressure limit the socket is closed, never a message dropped.
       const port = { send: (text: string) => socket.send(text) === -1, close: (code: number, reason: string) => socket.close(code, reason) }
-      const serve = (request: Request) => gateway.handleSocketCall(request)
-      socket.data.session = new ResponsesSocketSession(port, serve, socket.data.url, socket.data.headers, limits)
+      const calls = { serve: (request: Request) => gateway.handleSocketCall(request), draining: () => gateway.draining }
+      socket.data.session = new ResponsesSocketSession(port, calls, socket.data.url, socket.data.headers, limits)
     },
     message(socket, message) {
       socket.data.session?.message(typeof message === 'string' ? message : new Uint8Array(message))

@@ -30,14 +30,20 @@ export interface SocketPort {
   close(code: number, reason: string): void
 }
 
-/** Serves one POST /v1/responses made for a socket's call (the gateway's `handle`, via the socket). */
-export type ServeCall = (request: Request) => Promise<Response>
+/** What the session needs of the gateway. */
+export interface SocketCalls {
+  /** Serves one POST /v1/responses made for a socket's call. */
+  serve(request: Request): Promise<Response>
+  /** The gateway is shutting down: a socket closes once its call in progress ends, so the listener can stop. */
+  draining(): boolean
+}
 
 /** Codex reconnects on this code (its source names it), so a socket's call limit costs it nothing. */
 const CONNECTION_LIMIT_CODE = 'websocket_connection_limit_reached'
 
 /** Close codes (RFC 6455 section 7.4.1). */
 const NORMAL_CLOSURE = 1000
+const GOING_AWAY = 1001
 const POLICY_VIOLATION = 1008
 
 /** Handshake headers that belong to the socket, not to the calls made on it. */
@@ -47,7 +53,7 @@ const SOCKET_ONLY_HEADERS = new Set(['connection', 'upgrade', 'content-length', 
 const SOCKET_ONLY_FIELDS = ['type', 'generate', 'client_metadata'] as const
 
 export class ResponsesSocketSession {
-  private calls = 0
+  private callCount = 0
   private current: AbortController | undefined
   private idleTimer: ReturnType<typeof setTimeout> | undefined
   private closed = false
@@ -57,7 +63,7 @@ export class ResponsesSocketSession {
 
   constructor(
     private readonly port: SocketPort,
-    private readonly serve: ServeCall,
+    private readonly calls: SocketCalls,
     private readonly url: string,
     handshakeHeaders: Headers,
     private readonly limits: SocketLimits,
@@ -82,13 +88,15 @@ export class ResponsesSocketSession {
     }
     // Codex acknowledges each response it has read (`response.processed`): nothing to do.
     if (parsed instanceof GatewayError || parsed.type !== 'response.create') return
-    this.calls += 1
+    this.callCount += 1
     const call = new AbortController()
     this.current = call
     this.disarmIdleTimer()
     void this.run(parsed, call).finally(() => {
       if (this.current === call) this.current = undefined
-      if (!this.closed) this.armIdleTimer()
+      // Going away (1001): Codex reconnects, to an instance that is not shutting down.
+      if (this.calls.draining()) this.close(GOING_AWAY, 'shutting down')
+      else if (!this.closed) this.armIdleTimer()
     })
   }
 
@@ -101,7 +109,7 @@ export class ResponsesSocketSession {
     // One call at a time, as Codex makes them: a second while one runs is refused, the first goes on.
     if (this.current)
       return new InvalidRequestError('A response is already in progress on this socket; send the next response.create after its response.completed.')
-    if (this.calls >= this.limits.maxCalls)
+    if (this.callCount >= this.limits.maxCalls)
       return new SocketLimitError(`This socket has served its ${this.limits.maxCalls} responses; open a new connection to continue.`)
     return undefined
   }
@@ -140,7 +148,7 @@ export class ResponsesSocketSession {
       delete body.previous_response_id
     }
     const request = new Request(this.url, { method: 'POST', headers: this.callHeaders, body: JSON.stringify(body), signal: call.signal })
-    const response = await this.serve(request)
+    const response = await this.calls.serve(request)
     if (!response.headers.get('content-type')?.startsWith('text/event-stream')) return this.relayRefusal(response)
     await this.relayEvents(response, call, inputItems(body.input))
   }
