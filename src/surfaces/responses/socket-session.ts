@@ -1,5 +1,6 @@
 import { GatewayError } from '../../errors/gateway-error'
 import { InvalidRequestError } from '../../errors/kinds'
+import { asGatewayError } from '../../errors/render'
 import { SseFramer } from '../../streaming/sse'
 import { newId } from '../../util/ids'
 import { connectedInput, inputItems, type SocketMemory } from './socket-memory'
@@ -92,12 +93,15 @@ export class ResponsesSocketSession {
     const call = new AbortController()
     this.current = call
     this.disarmIdleTimer()
-    void this.run(parsed, call).finally(() => {
-      if (this.current === call) this.current = undefined
-      // Going away (1001): Codex reconnects, to an instance that is not shutting down.
-      if (this.calls.draining()) this.close(GOING_AWAY, 'shutting down')
-      else if (!this.closed) this.armIdleTimer()
-    })
+    void this.run(parsed, call)
+      // The gateway answers every failure itself; this is for a fault of the socket's own code.
+      .catch((error: unknown) => this.sendError(asGatewayError(error)))
+      .finally(() => {
+        if (this.current === call) this.current = undefined
+        // Going away (1001): Codex reconnects, to an instance that is not shutting down.
+        if (this.calls.draining()) this.close(GOING_AWAY, 'shutting down')
+        else if (!this.closed) this.armIdleTimer()
+      })
   }
 
   /** Why a message starts no call, or undefined: a `response.create` this socket may serve now, or an acknowledgement. */
