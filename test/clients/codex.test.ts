@@ -87,4 +87,62 @@ describe('Codex CLI through the gateway', () => {
       await expectOneSession(served.harness, keyId, charges)
     }, 120_000)
   }
+
+  // A tool round trip on one socket: Codex continues its first response with previous_response_id
+  // and only the tool's output; every upstream call got the whole conversation instead.
+  for (const model of ['test/cheap', 'anthropic/claude-test']) {
+    test(`codex exec with ${model} over a WebSocket: a tool call and its answer, two billed calls on one socket`, async () => {
+      const { key, id: keyId } = await served.harness.key()
+      const home = mkdtempSync(join(tmpdir(), 'tollgate-codex-'))
+      homes.push(home)
+      writeFileSync(
+        join(home, 'config.toml'),
+        [
+          `model = "${model}"`,
+          'model_provider = "tollgate"',
+          '',
+          '[model_providers.tollgate]',
+          'name = "Tollgate"',
+          `base_url = "${served.origin}/v1"`,
+          'env_key = "TOLLGATE_KEY"',
+          'wire_api = "responses"',
+          'supports_websockets = true',
+          '',
+        ].join('\n'),
+      )
+      served.upstream.reset()
+      served.upstream.script(
+        { toolCalls: [{ id: 'call_1', name: 'no_such_tool', arguments: '{}' }], usage: { prompt_tokens: 300, completion_tokens: 5 } },
+        { text: 'The magic word is tollgate.', usage: { prompt_tokens: 320, completion_tokens: 7 } },
+      )
+      served.seen.length = 0
+      served.harness.logs.length = 0
+      const child = Bun.spawn([codex, 'exec', '--skip-git-repo-check', 'What is the magic word?'], {
+        cwd: home,
+        env: { PATH: process.env.PATH ?? '', HOME: home, CODEX_HOME: home, TOLLGATE_KEY: key },
+        stdin: 'ignore',
+        stdout: 'pipe',
+        stderr: 'pipe',
+      })
+      const timer = setTimeout(() => child.kill(), 90_000)
+      const [stdout, code, stderr] = await Promise.all([new Response(child.stdout).text(), child.exited, new Response(child.stderr).text()])
+      clearTimeout(timer)
+      if (code !== 0) console.log(stderr.slice(-3000))
+      expect({ code, stdout: stdout.trim() }).toEqual({ code: 0, stdout: 'The magic word is tollgate.' })
+      expect(served.seen.filter((line) => line.startsWith('WEBSOCKET'))).toEqual(['WEBSOCKET /v1/responses 101'])
+      const calls = served.upstream.received
+      expect(calls).toHaveLength(2)
+      expect(calls.filter((request) => request.body?.previous_response_id !== undefined)).toEqual([])
+      // The second call carried the first one's input, its tool call and the tool's output.
+      expect(JSON.stringify(calls[1]!.body).length).toBeGreaterThan(JSON.stringify(calls[0]!.body).length)
+      expect(JSON.stringify(calls[1]!.body)).toContain('call_1')
+      const charges = (await served.harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data.filter((entry: { kind: string }) => entry.kind === 'charge')
+      expect(charges).toHaveLength(2)
+      const turns = served.harness.logs.map((line) => JSON.parse(line)).filter((line) => line.method === 'POST' && line.route === '/v1/responses')
+      expect(turns.map((line) => [line.transport, line.status])).toEqual([
+        ['websocket', 200],
+        ['websocket', 200],
+      ])
+    }, 120_000)
+  }
 })
