@@ -241,6 +241,14 @@ for (const kind of testDatabases) {
       })
     })
 
+    test('a malformed upgrade is 400 in the OpenAI envelope; a plain GET is 405', async () => {
+      const { key } = await suite.harness.key()
+      const malformed = await fetch(`${suite.origin}/v1/responses`, { headers: { ...bearer(key), upgrade: 'websocket', connection: 'Upgrade' } })
+      expect(malformed.status).toBe(400)
+      expect((await malformed.json()).error).toMatchObject({ code: 'invalid_request', message: expect.stringContaining('Sec-WebSocket-Key') })
+      expect((await fetch(`${suite.origin}/v1/responses`, { headers: bearer(key) })).status).toBe(405)
+    })
+
     test('plain HTTP keeps working: POST /v1/responses streams as before', async () => {
       const { key } = await suite.harness.key()
       upstream().always({ text: 'Over HTTP.', usage: { prompt_tokens: 5, completion_tokens: 3 } })

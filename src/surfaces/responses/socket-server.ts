@@ -1,4 +1,6 @@
 import type { Server, ServerWebSocket, WebSocketHandler } from 'bun'
+import { InvalidRequestError } from '../../errors/kinds'
+import { renderError } from '../../errors/render'
 import { bodyLimitFor } from '../../http/body-limits'
 import { ResponsesSocketSession, type SocketLimits } from './socket-session'
 
@@ -69,14 +71,19 @@ export function responsesSocketServer(gateway: SocketGateway, limits: SocketLimi
   return {
     websocket,
     async upgrade(request: Request, server: Server<SocketData>): Promise<Response | undefined> {
+      if (!request.headers.get('sec-websocket-key') || request.headers.get('sec-websocket-version') !== '13') return malformedHandshake()
       const refusal = await gateway.refuseSocket(request)
       if (refusal) return refusal
       const url = new URL(request.url)
       url.protocol = 'http:'
       if (server.upgrade(request, { data: { url: url.href, headers: request.headers } })) return undefined
-      return new Response('The WebSocket handshake failed.', { status: 400 })
+      return malformedHandshake()
     },
   }
 }
 
 export type ResponsesSocket = ServerWebSocket<SocketData>
+
+function malformedHandshake(): Response {
+  return renderError(new InvalidRequestError('The WebSocket handshake is malformed: it needs Sec-WebSocket-Key and Sec-WebSocket-Version: 13.'), 'openai')
+}
