@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import { activityRowOf } from './activity/activity-row'
 import { isRecordedEndpoint } from './activity/recorded-endpoints'
+import { type EndpointRule, ruleFor } from './auth/endpoint-rules'
 import { adminEndpoints } from './endpoints/admin'
 import { consoleEndpoints } from './endpoints/console'
 import { healthEndpoints } from './endpoints/health'
@@ -13,14 +14,14 @@ import { walletEndpoint } from './endpoints/wallet'
 import { InvalidRequestError } from './errors/kinds'
 import { asGatewayError, envelopeOfPath, renderError } from './errors/render'
 import { renderFrameworkError } from './http/error-handler'
-import { gatewayContext } from './http/gateway-context'
+import { gatewayContext, partyOf } from './http/gateway-context'
 import { EndpointMethods } from './http/method-check'
 import { attachContext, type RequestContext } from './http/request-context'
 import { type LogSink, logRequest } from './http/request-log'
 import { withHeaders } from './http/response-headers'
 import { REPLAYED_HEADER } from './idempotency/idempotent-call'
 import { metricsSink } from './observability/metrics'
-import { CLIENT_CLOSED_STATUS, outcomeOfStatus, RequestRecord, type RequestRecordSink } from './observability/request-record'
+import { CLIENT_CLOSED_STATUS, outcomeOfStatus, RequestRecord, type RequestRecordSink, type RequestTransport } from './observability/request-record'
 import { Tracing } from './observability/tracing'
 import type { Services } from './services/services'
 import { surfaceEndpoints } from './surfaces'
@@ -29,10 +30,32 @@ import { newId } from './util/ids'
 export interface Gateway {
   /** Serves one request: what Bun.serve calls, and what tests call. */
   handle(request: Request): Promise<Response>
+  /**
+   * Serves a `response.create` message of a Responses WebSocket, made into a POST
+   * /v1/responses: as `handle`, with a record that says it came over the socket
+   * (docs/api.md#responses-over-websocket).
+   */
+  handleSocketCall(request: Request): Promise<Response>
+  /**
+   * A Responses WebSocket's handshake, checked as POST /v1/responses would be: undefined when its
+   * credential may call, else the refusal to answer instead of upgrading.
+   */
+  refuseSocket(request: Request): Promise<Response | undefined>
+  /** The gateway is shutting down (docs/operations.md#shutdown): a socket closes once its call in progress ends. */
+  readonly draining: boolean
   /** Every endpoint the app serves, for the endpoint-rule checks. */
   endpoints: readonly { method: string; path: string }[]
   /** Exports the trace spans still queued (at most `timeoutMs`); for shutdown, after the last request ended. Resolves at once when tracing is off. */
   flushTraces(timeoutMs?: number): Promise<void>
+}
+
+/** A Responses WebSocket's credentials are those of the POST it stands for. */
+const RESPONSES_RULE: EndpointRule = requiredRule('POST', '/v1/responses')
+
+function requiredRule(method: string, path: string): EndpointRule {
+  const rule = ruleFor(method, path)
+  if (!rule) throw new Error(`No endpoint rule for ${method} ${path}`)
+  return rule
 }
 
 export function createApp(services: Services, options: { log?: LogSink; version?: string } = {}): Gateway {
@@ -84,39 +107,64 @@ export function createApp(services: Services, options: { log?: LogSink; version?
   return {
     endpoints: app.routes.map((endpoint) => ({ method: endpoint.method, path: endpoint.path })),
     flushTraces: async (timeoutMs) => tracing?.flush(timeoutMs),
-    async handle(request) {
-      const requestId = newId('req')
-      const record = new RequestRecord(requestId, request.method, sink)
-      const requestContext: RequestContext = { requestId, answerHeaders: {}, record }
-      attachContext(request, requestContext)
-      const pathname = pathOf(request)
-      record.pathTemplate = methods.template(pathname ?? '/')
-      record.trace = tracing?.contextFor(request.headers, record.pathTemplate)
-      const envelope = envelopeOfPath(pathname ?? '/')
-      let response: Response
-      try {
-        if (pathname === undefined) throw new InvalidRequestError('The request URL is malformed (check the Host header).')
-        response = await app.handle(request)
-      } catch (error) {
-        const answered = asGatewayError(error, requestId)
-        record.answeredError(answered.code)
-        response = renderError(answered, envelope)
-      }
-      // The Anthropic SDKs read the id from `request-id` (Anthropic's own header: `_request_id`
-      // on results, `requestID` on errors); it also replaces any a native upstream's answer carried.
-      // A replayed answer (docs/api.md#idempotent-retries) keeps the id of the request that made it.
-      const answerId = (response.headers.get(REPLAYED_HEADER) === 'true' && response.headers.get('x-request-id')) || requestId
-      const ids: Record<string, string> = envelope === 'messages' ? { 'x-request-id': answerId, 'request-id': answerId } : { 'x-request-id': answerId }
-      response = withHeaders(response, { ...requestContext.answerHeaders, ...ids })
-      // A stream ends with its last byte (the relay finishes its record); anything else ends here.
-      // A client that left before its answer was ready never reads it, whatever failure its
-      // leaving caused (the upstream call is aborted with it): 499, not that failure's 502.
-      if (!record.isStreaming) {
-        if (request.signal.aborted) record.finish(CLIENT_CLOSED_STATUS, 'client_closed')
-        else record.finish(response.status, outcomeOfStatus(response.status))
-      }
-      return response
+    get draining() {
+      return services.readiness.draining
     },
+    async refuseSocket(request) {
+      // The handshake has a log line of its own (GET /v1/responses, 101 or the refusal); each call on the socket has its own too.
+      const record = new RequestRecord(newId('req'), 'GET', sink)
+      record.pathTemplate = '/v1/responses'
+      record.transport = 'websocket'
+      try {
+        await services.authenticator.authenticate(RESPONSES_RULE, request.headers, undefined, (caller) => {
+          record.party = partyOf(caller)
+        })
+        record.finish(101, 'ok')
+        return undefined
+      } catch (error) {
+        const refused = asGatewayError(error, record.requestId)
+        record.answeredError(refused.code)
+        record.finish(refused.status, outcomeOfStatus(refused.status))
+        return withHeaders(renderError(refused, 'openai'), { 'x-request-id': record.requestId })
+      }
+    },
+    handle: (request) => handle(request, 'http'),
+    handleSocketCall: (request) => handle(request, 'websocket'),
+  }
+
+  async function handle(request: Request, transport: RequestTransport): Promise<Response> {
+    const requestId = newId('req')
+    const record = new RequestRecord(requestId, request.method, sink)
+    record.transport = transport
+    const requestContext: RequestContext = { requestId, answerHeaders: {}, record }
+    attachContext(request, requestContext)
+    const pathname = pathOf(request)
+    record.pathTemplate = methods.template(pathname ?? '/')
+    record.trace = tracing?.contextFor(request.headers, record.pathTemplate)
+    const envelope = envelopeOfPath(pathname ?? '/')
+    let response: Response
+    try {
+      if (pathname === undefined) throw new InvalidRequestError('The request URL is malformed (check the Host header).')
+      response = await app.handle(request)
+    } catch (error) {
+      const answered = asGatewayError(error, requestId)
+      record.answeredError(answered.code)
+      response = renderError(answered, envelope)
+    }
+    // The Anthropic SDKs read the id from `request-id` (Anthropic's own header: `_request_id`
+    // on results, `requestID` on errors); it also replaces any a native upstream's answer carried.
+    // A replayed answer (docs/api.md#idempotent-retries) keeps the id of the request that made it.
+    const answerId = (response.headers.get(REPLAYED_HEADER) === 'true' && response.headers.get('x-request-id')) || requestId
+    const ids: Record<string, string> = envelope === 'messages' ? { 'x-request-id': answerId, 'request-id': answerId } : { 'x-request-id': answerId }
+    response = withHeaders(response, { ...requestContext.answerHeaders, ...ids })
+    // A stream ends with its last byte (the relay finishes its record); anything else ends here.
+    // A client that left before its answer was ready never reads it, whatever failure its
+    // leaving caused (the upstream call is aborted with it): 499, not that failure's 502.
+    if (!record.isStreaming) {
+      if (request.signal.aborted) record.finish(CLIENT_CLOSED_STATUS, 'client_closed')
+      else record.finish(response.status, outcomeOfStatus(response.status))
+    }
+    return response
   }
 }
 

@@ -29,6 +29,7 @@ import { ownCommand, runPrimary } from './lifecycle/workers'
 import { eventLine, logEvent, tagEventLines } from './observability/log'
 import { configureUpstreamClient } from './providers/registry'
 import { createServices, type Services } from './services/services'
+import { isResponsesUpgrade, responsesSocketServer } from './surfaces/responses/socket-server'
 
 async function main(args: string[]): Promise<number> {
   // Hidden: the child process a first start runs initdb in (src/db/embedded-template.ts).
@@ -124,15 +125,19 @@ async function serve(config: Config, database: Awaited<ReturnType<typeof openCon
     log: worker ? workerLog(log, worker.index) : log,
     version: packageJson.version,
   })
+  const responsesSocket = responsesSocketServer(gateway)
   const server = Bun.serve({
     hostname: config.host,
     port: config.port,
     // The workers of `serve --workers N` share the port; the kernel spreads connections over them.
     reusePort: worker !== undefined,
     fetch(request, server) {
+      // Codex's transport for the Responses API (docs/api.md#responses-over-websocket).
+      if (isResponsesUpgrade(request)) return responsesSocket.upgrade(request, server)
       if (isLongRunning(request)) server.timeout(request, 0)
       return gateway.handle(request)
     },
+    websocket: responsesSocket.websocket,
     // Streams and long generations keep a connection quiet for a while; 255 s is Bun's maximum.
     idleTimeout: 255,
     maxRequestBodySize: SERVER_BODY_LIMIT,

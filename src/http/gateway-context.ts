@@ -72,7 +72,7 @@ async function identify(
 }
 
 /** The ids of a caller the request record keeps; undefined for an anonymous one. */
-function partyOf(caller: Caller): RequestParty | undefined {
+export function partyOf(caller: Caller): RequestParty | undefined {
   if (caller.kind === 'api-key') return { accountId: caller.key.accountId, keyId: caller.key.id, userId: null, userSub: null }
   if (caller.kind === 'user') return { accountId: null, keyId: null, userId: caller.user.id, userSub: caller.user.subject }
   return undefined

@@ -33,6 +33,7 @@ export function logRequest(sink: LogSink | undefined, record: RequestRecord, thr
       request_id: record.requestId,
       method: reportedMethod(record.method),
       route: record.pathTemplate ?? null,
+      transport: record.transport,
       status: record.status,
       duration_ms: durationMs,
       // The field's name before `duration_ms`, kept for the readers that know it.

@@ -8,6 +8,9 @@ import { newSpanId, type TraceContext, traceparentOf } from './trace-context'
  */
 export type RequestOutcome = 'ok' | 'client_closed' | 'upstream_error' | 'refused' | 'error'
 
+/** How a call reached the gateway: the log's `transport`. */
+export type RequestTransport = 'http' | 'websocket'
+
 /** The status a request that the client left is logged with (nginx's convention). */
 export const CLIENT_CLOSED_STATUS = 499
 
@@ -82,6 +85,8 @@ export class RequestRecord {
   private readonly startedAtMonotonic = performance.now()
   /** The endpoint's path template; undefined for a path no endpoint serves. */
   pathTemplate: string | undefined
+  /** How the call arrived: an HTTP request, or a `response.create` message on a Responses WebSocket (docs/api.md#responses-over-websocket). */
+  transport: RequestTransport = 'http'
   readonly attempts: UpstreamAttempt[] = []
   readonly steps: RequestStep[] = []
   /** The model id the call was planned under (the id asked for, or the catalogue model a surface resolved it to), until a charge names the one that served. */

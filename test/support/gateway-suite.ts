@@ -1,6 +1,7 @@
 import { afterAll, beforeAll } from 'bun:test'
 import type { DatabaseHandle } from '../../src/db/client'
 import type { ServiceOptions } from '../../src/services/services'
+import { isResponsesUpgrade, responsesSocketServer } from '../../src/surfaces/responses/socket-server'
 import { MockUpstream } from '../upstream/mock-upstream'
 import type { FreshDatabase, TestDatabase } from './databases'
 import { ADMIN_TOKEN, startGateway, type TestGateway, testConfig } from './gateway'
@@ -136,11 +137,18 @@ export function gatewaySuite(kind: TestDatabase, options: GatewaySuiteOptions = 
       harness = startGateway({ ...database, ...connection?.handle, ...replaced }, { config: testConfig(env), now: options.now, closings: options.closings })
     const served = options.served ? harness : undefined
     if (served) {
+      const responsesSocket = responsesSocketServer(served.gateway)
       server = Bun.serve({
         hostname: '127.0.0.1',
         port: 0,
-        fetch: async (request) => {
+        websocket: responsesSocket.websocket,
+        fetch: async (request, bunServer) => {
           lastHeaders = Object.fromEntries(request.headers)
+          if (isResponsesUpgrade(request)) {
+            const refusal = await responsesSocket.upgrade(request, bunServer)
+            seen.push(`WEBSOCKET /v1/responses ${refusal?.status ?? 101}`)
+            return refusal
+          }
           const response = await served.gateway.handle(request)
           const url = new URL(request.url)
           seen.push(`${request.method} ${url.pathname}${url.search} ${response.status}`)

@@ -37,6 +37,7 @@ export const responsesEndpoint = surfaceEndpoint({
     tags: ['Responses'],
     summary: "Create a model response (OpenAI's Responses API), billed to the caller",
     description:
-      'Served natively by providers with the Responses API, by translation for every other chat model (previous_response_id and store: true need a native route). usage.cost on the response and on response.completed.',
+      'Served natively by providers with the Responses API, by translation for every other chat model (previous_response_id and store: true need a native route). usage.cost on the response and on response.completed. ' +
+      'Also over a WebSocket (Codex CLI with supports_websockets): GET /v1/responses with Upgrade: websocket and the same credentials; each {"type":"response.create", ...body} message is one billed call answered with the stream events, one JSON text message each (docs/api.md#responses-over-websocket).',
   },
 })
