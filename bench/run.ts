@@ -151,7 +151,10 @@ async function main(): Promise<void> {
 
     // The same without request activity: the difference is what recording every request costs.
     const quietDataDir = join(workDir, 'data-no-activity')
-    const quiet = await startGateway({ ...catalog, TOLLGATE_DATA_DIR: quietDataDir, TOLLGATE_ADMIN_TOKEN: ADMIN, TOLLGATE_ACTIVITY_RETENTION_DAYS: '0' }, workDir)
+    const quiet = await startGateway(
+      { ...catalog, TOLLGATE_DATA_DIR: quietDataDir, TOLLGATE_ADMIN_TOKEN: ADMIN, TOLLGATE_ACTIVITY_RETENTION_DAYS: '0' },
+      workDir,
+    )
     started.push(quiet)
     const quietAccount = await setUpAccount(quiet.url)
     targets.push({
@@ -185,7 +188,9 @@ async function main(): Promise<void> {
       }
     }
     targets.push(await postgresTarget('Tollgate, Postgres (default)', {}))
-    targets.push(await postgresTarget('Tollgate, Postgres, no request activity (TOLLGATE_ACTIVITY_RETENTION_DAYS=0)', { TOLLGATE_ACTIVITY_RETENTION_DAYS: '0' }))
+    targets.push(
+      await postgresTarget('Tollgate, Postgres, no request activity (TOLLGATE_ACTIVITY_RETENTION_DAYS=0)', { TOLLGATE_ACTIVITY_RETENTION_DAYS: '0' }),
+    )
     targets.push(await postgresTarget('Tollgate, Postgres, 2 workers', { TOLLGATE_WORKERS: '2' }))
     targets.push(await postgresTarget('Tollgate, Postgres, exact holds (TOLLGATE_CREDIT_LEASE=0)', { TOLLGATE_CREDIT_LEASE: '0' }))
     // Whole answers go through fetch by default (docs/operations.md#how-upstreams-are-reached): this row is the other candidate.

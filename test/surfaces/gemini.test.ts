@@ -1,0 +1,244 @@
+import { beforeEach, describe, expect, test } from 'bun:test'
+import { testDatabases } from '../support/databases'
+import { expectError } from '../support/envelopes'
+import { bearer } from '../support/gateway'
+import { gatewaySuite } from '../support/gateway-suite'
+
+/** The Gemini API surface (docs/api.md#gemini-api): Google's wire format in and out, billed like chat. */
+
+const hi = { contents: [{ role: 'user', parts: [{ text: 'Say hi.' }] }] }
+
+/** The `data:` events of an alt=sse stream, parsed. */
+function chunksOf(text: string): any[] {
+  return text
+    .split(/\r?\n\r?\n/)
+    .filter((block) => block.trim() !== '')
+    .map((block) => JSON.parse(block.replace(/^data: /, '')))
+}
+
+for (const kind of testDatabases) {
+  describe(`Gemini API (${kind.kind})`, () => {
+    const suite = gatewaySuite(kind)
+    const a = suite.upstream
+    beforeEach(() => a.reset())
+
+    const call = (key: string, path: string, body: unknown, headers: Record<string, string> = {}) =>
+      suite.harness.call('POST', `/v1beta/models/${path}`, { headers: { 'x-goog-api-key': key, ...headers }, body })
+    const balance = async (accountId: string) => (await suite.harness.admin('GET', `/accounts/${accountId}`)).json.wallet.balance as number
+
+    test('generateContent on a gemini route: Google answer, exact cost in usageMetadata, the model maximum sent as maxOutputTokens', async () => {
+      const { key, accountId } = await suite.harness.key()
+      const before = await balance(accountId)
+      a.script({ text: 'Hi there', usage: { prompt_tokens: 100, completion_tokens: 20 } })
+      const reply = await call(key, 'google/gemini-test:generateContent', {
+        ...hi,
+        systemInstruction: { parts: [{ text: 'Be brief.' }] },
+        generationConfig: { temperature: 0.5, topP: 0.9, stopSequences: ['END'] },
+      })
+      expect(reply.status).toBe(200)
+      const sent = a.received[0]!
+      expect(sent.path).toBe('/v1beta/models/gemini-test-a:generateContent')
+      expect(sent.headers['x-goog-api-key']).toBe('gemini-key-a')
+      expect(sent.body).toMatchObject({
+        contents: [{ role: 'user', parts: [{ text: 'Say hi.' }] }],
+        systemInstruction: { parts: [{ text: 'Be brief.' }] },
+        generationConfig: { temperature: 0.5, topP: 0.9, stopSequences: ['END'], maxOutputTokens: 1000 },
+      })
+      // google/gemini-test: input 0.3, output 2.5 per million tokens: 30 + 50 micro-credits.
+      const cost = 80 / 1e6
+      expect(reply.json.candidates).toEqual([{ content: { role: 'model', parts: [{ text: 'Hi there' }] }, finishReason: 'STOP', index: 0 }])
+      expect(reply.json.usageMetadata).toEqual({ promptTokenCount: 100, candidatesTokenCount: 20, totalTokenCount: 120, cost })
+      expect(reply.json.modelVersion).toBe('google/gemini-test')
+      expect(reply.headers.get('x-tollgate-cost')).toBe(String(cost))
+      expect(await balance(accountId)).toBeCloseTo(before - cost, 6)
+    })
+
+    test('the model: bare name after the vendor prefix, %2F, models/ prefix; credentials: ?key=, Bearer', async () => {
+      const { key } = await suite.harness.key()
+      for (const [path, headers, query] of [
+        ['gemini-test:generateContent', {}, ''],
+        ['google%2Fgemini-test:generateContent', {}, ''],
+        ['google/gemini-test:generateContent', {}, ''],
+        ['models/gemini-test:generateContent', {}, ''],
+        ['gemini-test:generateContent', { 'x-goog-api-key': '' }, `?key=${key}`],
+        ['gemini-test:generateContent', { 'x-goog-api-key': '', ...bearer(key) }, ''],
+      ] as const) {
+        const sentHeaders: Record<string, string> = Object.fromEntries(
+          Object.entries({ 'x-goog-api-key': key, ...headers }).filter(([, value]) => value !== ''),
+        )
+        const reply = await suite.harness.call('POST', `/v1beta/models/${path}${query}`, { headers: sentHeaders, body: hi })
+        // The answer names the gateway model however the path named it.
+        expect({ path, query, status: reply.status, model: reply.json?.modelVersion }).toEqual({ path, query, status: 200, model: 'google/gemini-test' })
+      }
+    })
+
+    test('streamGenerateContent?alt=sse: Google chunks, the last with the finish reason and usage with the cost', async () => {
+      const { key, accountId } = await suite.harness.key()
+      const before = await balance(accountId)
+      a.script({ text: 'one two three', usage: { prompt_tokens: 100, completion_tokens: 20 } })
+      const reply = await suite.harness.call('POST', '/v1beta/models/gemini-test:streamGenerateContent?alt=sse', {
+        headers: { 'x-goog-api-key': key },
+        body: hi,
+      })
+      expect(reply.status).toBe(200)
+      expect(reply.headers.get('content-type')).toContain('text/event-stream')
+      expect(a.received[0]!.path).toBe('/v1beta/models/gemini-test-a:streamGenerateContent')
+      const chunks = chunksOf(reply.text)
+      const text = chunks.flatMap((chunk) => chunk.candidates[0].content.parts.map((part: { text?: string }) => part.text ?? '')).join('')
+      expect(text).toBe('one two three')
+      const last = chunks.at(-1)
+      expect(last.candidates[0].finishReason).toBe('STOP')
+      expect(last.usageMetadata).toEqual({ promptTokenCount: 100, candidatesTokenCount: 20, totalTokenCount: 120, cost: 80 / 1e6 })
+      expect(chunks.slice(0, -1).every((chunk) => chunk.usageMetadata === undefined && chunk.responseId === last.responseId)).toBe(true)
+      expect(await balance(accountId)).toBeCloseTo(before - 80 / 1e6, 6)
+    })
+
+    test('streamGenerateContent without alt=sse: a JSON array of responses', async () => {
+      const { key } = await suite.harness.key()
+      a.script({ text: 'Hello', usage: { prompt_tokens: 100, completion_tokens: 20 } })
+      const reply = await call(key, 'gemini-test:streamGenerateContent', hi)
+      expect(reply.status).toBe(200)
+      expect(Array.isArray(reply.json)).toBe(true)
+      expect(reply.json[0].candidates[0].content.parts).toEqual([{ text: 'Hello' }])
+      expect(reply.json.at(-1).usageMetadata.cost).toBe(80 / 1e6)
+    })
+
+    test('an OpenAI-format route, translated: function declarations, a call and its response round-trip; the call comes back as functionCall', async () => {
+      const { key, accountId } = await suite.harness.key()
+      const before = await balance(accountId)
+      a.script({ toolCalls: [{ id: 'call_9', name: 'get_weather', arguments: '{"city":"Lima"}' }], usage: { prompt_tokens: 100, completion_tokens: 20 } })
+      const tools = [
+        { functionDeclarations: [{ name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }] },
+      ]
+      const reply = await call(key, 'test/cheap:generateContent', { ...hi, tools, generationConfig: { maxOutputTokens: 300 } })
+      expect(reply.status).toBe(200)
+      const sent = a.received[0]!
+      expect(sent.path).toBe('/v1/chat/completions')
+      expect(sent.body).toMatchObject({
+        model: 'cheap-upstream',
+        messages: [{ role: 'user' }],
+        tools: [{ type: 'function', function: { name: 'get_weather' } }],
+      })
+      expect(reply.json.candidates[0].content.parts).toEqual([{ functionCall: { id: 'call_9', name: 'get_weather', args: { city: 'Lima' } } }])
+      // test/cheap: input 1, output 2 per million tokens.
+      expect(reply.json.usageMetadata.cost).toBe(140 / 1e6)
+      expect(await balance(accountId)).toBeCloseTo(before - 140 / 1e6, 6)
+
+      a.script({ text: 'Sunny.' })
+      const second = await call(key, 'test/cheap:generateContent', {
+        contents: [
+          ...hi.contents,
+          { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Lima' } } }] },
+          { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { forecast: 'sunny' } } }] },
+        ],
+        tools,
+      })
+      expect(second.status).toBe(200)
+      const messages = a.received[1]!.body.messages
+      const callId = messages[1].tool_calls[0].id
+      expect(messages[1].tool_calls[0].function).toMatchObject({ name: 'get_weather', arguments: '{"city":"Lima"}' })
+      expect(messages[2]).toMatchObject({ role: 'tool', tool_call_id: callId })
+      expect(JSON.parse(messages[2].content)).toEqual({ forecast: 'sunny' })
+      expect(second.json.candidates[0].content.parts).toEqual([{ text: 'Sunny.' }])
+    })
+
+    test('a translated stream on an Anthropic route: thinking as thought parts, text, and the cost at the end', async () => {
+      const { key, accountId } = await suite.harness.key()
+      const before = await balance(accountId)
+      a.script({ thinking: { text: 'Let me see.', signature: 'sig-1' }, text: 'a b', usage: { prompt_tokens: 100, completion_tokens: 20 } })
+      const reply = await suite.harness.call('POST', '/v1beta/models/anthropic%2Fclaude-test:streamGenerateContent?alt=sse', {
+        headers: { 'x-goog-api-key': key },
+        body: { ...hi, generationConfig: { maxOutputTokens: 200 } },
+      })
+      expect(reply.status).toBe(200)
+      expect(a.received[0]).toMatchObject({ path: '/v1/messages', body: { model: 'claude-test-a', max_tokens: 200, stream: true } })
+      const chunks = chunksOf(reply.text)
+      const parts = chunks.flatMap((chunk) => chunk.candidates[0].content.parts)
+      expect(
+        parts
+          .filter((part: { thought?: boolean }) => part.thought)
+          .map((part: { text: string }) => part.text)
+          .join(''),
+      ).toBe('Let me see.')
+      expect(
+        parts
+          .filter((part: { thought?: boolean }) => !part.thought)
+          .map((part: { text: string }) => part.text)
+          .join(''),
+      ).toBe('a b')
+      // anthropic/claude-test: input 3, output 15 per million tokens.
+      expect(chunks.at(-1).usageMetadata).toMatchObject({ promptTokenCount: 100, candidatesTokenCount: 20, cost: 600 / 1e6 })
+      expect(await balance(accountId)).toBeCloseTo(before - 600 / 1e6, 6)
+    })
+
+    test('countTokens is free; GET /v1beta/models lists chat models as models/<id>; one model is retrieved by its short name', async () => {
+      const { key, accountId } = await suite.harness.key()
+      const before = await balance(accountId)
+      const counted = await call(key, 'gemini-test:countTokens', hi)
+      expect(counted.status).toBe(200)
+      expect(counted.json.totalTokens).toBeGreaterThan(0)
+      const nested = await call(key, 'gemini-test:countTokens', { generateContentRequest: { model: 'models/gemini-test', ...hi } })
+      expect(nested.json.totalTokens).toBe(counted.json.totalTokens)
+      expect(a.received).toHaveLength(0)
+      expect(await balance(accountId)).toBe(before)
+
+      const listed = await suite.harness.call('GET', '/v1beta/models', { headers: { 'x-goog-api-key': key } })
+      expect(listed.status).toBe(200)
+      const names = listed.json.models.map((model: { name: string }) => model.name)
+      expect(names).toContain('models/google/gemini-test')
+      expect(names).not.toContain('models/google/gemini-embed')
+      const one = await suite.harness.call('GET', '/v1beta/models/gemini-test', { headers: { 'x-goog-api-key': key } })
+      expect(one.json).toEqual({
+        name: 'models/google/gemini-test',
+        displayName: 'google/gemini-test',
+        outputTokenLimit: 1000,
+        supportedGenerationMethods: ['generateContent', 'streamGenerateContent', 'countTokens'],
+      })
+      expectError(await suite.harness.call('GET', '/v1beta/models/no-such-model', { headers: { 'x-goog-api-key': key } }), 404, 'model_not_found', 'google')
+    })
+
+    test('bad input is a 4xx in Google envelope, never a charge or an upstream call', async () => {
+      const { key, accountId } = await suite.harness.key()
+      const before = await balance(accountId)
+      const cases: [string, unknown, number, string, string?][] = [
+        ['no-such-model:generateContent', hi, 404, 'model_not_found'],
+        ['gemini-test:generateContent', { contents: 'hi' }, 400, 'invalid_request', 'contents'],
+        ['gemini-test:generateContent', { contents: [{ role: 'user', parts: [{ audio: 'x' }] }] }, 400, 'invalid_request', 'contents[0].parts[0]'],
+        ['gemini-test:generateContent', { ...hi, generationConfig: { temperature: 'hot' } }, 400, 'invalid_request', 'generationConfig.temperature'],
+        ['gemini-test:generateContent', { ...hi, generationConfig: { maxOutputTokens: 1001 } }, 400, 'invalid_request', 'generationConfig.maxOutputTokens'],
+        [
+          'gemini-test:generateContent',
+          { ...hi, generationConfig: { responseSchema: { type: 'object' } } },
+          400,
+          'invalid_request',
+          'generationConfig.responseSchema',
+        ],
+        ['gemini-test:embedVideo', hi, 404, 'not_found'],
+        ['google/gemini-embed:generateContent', hi, 400, 'model_not_supported'],
+      ]
+      for (const [path, body, status, code, field] of cases) {
+        const reply = await call(key, path, body)
+        expectError(reply, status, code, 'google')
+        if (field) expect({ path, message: reply.json.error.message }).toEqual({ path, message: expect.stringContaining(field) })
+      }
+      expectError(await call('tollgate_sk_prod_malformed', 'gemini-test:generateContent', hi), 401, 'invalid_api_key', 'google')
+      expectError(await suite.harness.call('POST', '/v1beta/models/gemini-test:generateContent', { body: hi }), 401, 'invalid_api_key', 'google')
+      expectError(await call(key, 'gemini-test:generateContent', hi, { 'x-api-key': key, 'x-goog-api-key': '' }), 401, 'invalid_api_key', 'google')
+      expect(a.received).toHaveLength(0)
+      expect(await balance(accountId)).toBe(before)
+    })
+
+    test('a key without the chat scope is refused; an upstream error is answered in Google envelope and not billed', async () => {
+      const embeddingsOnly = await suite.harness.key({ scopes: ['embeddings'] })
+      expectError(await call(embeddingsOnly.key, 'gemini-test:generateContent', hi), 403, 'insufficient_scope', 'google')
+      const { key, accountId } = await suite.harness.key()
+      const before = await balance(accountId)
+      a.script({ kind: 'error', status: 400, body: { error: { code: 400, message: 'bad thing', status: 'INVALID_ARGUMENT' } } })
+      const reply = await call(key, 'gemini-test:generateContent', hi)
+      expect(reply.status).toBe(400)
+      expect(reply.json.error.status).toBe('INVALID_ARGUMENT')
+      expect(reply.json.error.details[0]).toMatchObject({ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', domain: 'tollgate' })
+      expect(await balance(accountId)).toBe(before)
+    })
+  })
+}
