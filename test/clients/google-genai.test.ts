@@ -107,6 +107,18 @@ describe('official Google Gen AI SDK', () => {
     expect((error as ApiError).message).toContain('NOT_FOUND')
   })
 
+  test('embedContent on an embedding model: the vectors in order, billed', async () => {
+    const before = await balance()
+    const result = await client().models.embedContent({ model: 'gemini-embed', contents: ['first text', 'second text'], config: { outputDimensionality: 3 } })
+    expect(result.embeddings).toHaveLength(2)
+    expect(result.embeddings?.[1]?.values?.[0]).toBeCloseTo((result.embeddings?.[0]?.values?.[0] ?? 0) * 2, 6)
+    expect(upstream.received.at(-1)!.body.requests.map((request: { content: { parts: { text: string }[] } }) => request.content.parts[0]!.text)).toEqual([
+      'first text',
+      'second text',
+    ])
+    expect(await balance()).toBeLessThan(before)
+  })
+
   test('models.get and models.list', async () => {
     const model = await client().models.get({ model: 'gemini-test' })
     expect(model).toMatchObject({ name: 'models/google/gemini-test', outputTokenLimit: 1000 })

@@ -186,7 +186,8 @@ for (const kind of testDatabases) {
       expect(listed.status).toBe(200)
       const names = listed.json.models.map((model: { name: string }) => model.name)
       expect(names).toContain('models/google/gemini-test')
-      expect(names).not.toContain('models/google/gemini-embed')
+      expect(names).toContain('models/google/gemini-embed')
+      expect(names).not.toContain('models/test/image')
       const one = await suite.harness.call('GET', '/v1beta/models/gemini-test', { headers: { 'x-goog-api-key': key } })
       expect(one.json).toEqual({
         name: 'models/google/gemini-test',
@@ -226,6 +227,46 @@ for (const kind of testDatabases) {
       expectError(await call(key, 'gemini-test:generateContent', hi, { 'x-api-key': key, 'x-goog-api-key': '' }), 401, 'invalid_api_key', 'google')
       expect(a.received).toHaveLength(0)
       expect(await balance(accountId)).toBe(before)
+    })
+
+    test('embedContent and batchEmbedContents: Google shapes, billed on the estimate like /v1/embeddings; bad batches refused unbilled', async () => {
+      const { key, accountId } = await suite.harness.key({ scopes: ['embeddings'] })
+      const before = await balance(accountId)
+      const one = await call(key, 'gemini-embed:embedContent', { content: { parts: [{ text: 'hello world' }] }, outputDimensionality: 3 })
+      expect(one.status).toBe(200)
+      expect(a.received[0]).toMatchObject({ path: '/v1beta/models/gemini-embed-a:batchEmbedContents' })
+      expect(a.received[0]!.body.requests).toEqual([{ model: 'models/gemini-embed-a', content: { parts: [{ text: 'hello world' }] }, outputDimensionality: 3 }])
+      expect(one.json.embedding.values.length).toBeGreaterThan(0)
+      const first = one.json.usageMetadata
+      expect(first.promptTokenCount).toBeGreaterThan(0)
+      // google/gemini-embed: input 0.15 per million tokens, rounded up to a whole micro-credit.
+      expect(first.cost).toBe(Math.ceil(first.promptTokenCount * 0.15) / 1e6)
+
+      const batch = await call(key, 'google%2Fgemini-embed:batchEmbedContents', {
+        requests: ['a', 'b'].map((text) => ({ model: 'models/gemini-embed', content: { parts: [{ text }] } })),
+      })
+      expect(batch.status).toBe(200)
+      expect(batch.json.embeddings).toHaveLength(2)
+      // The mock scales each vector by its position: the order is kept.
+      expect(batch.json.embeddings[1].values[0]).toBeCloseTo(batch.json.embeddings[0].values[0] * 2, 6)
+      expect(await balance(accountId)).toBeCloseTo(before - first.cost - batch.json.usageMetadata.cost, 6)
+
+      const upstreamCalls = a.received.length
+      const charged = await balance(accountId)
+      for (const [body, field] of [
+        [{ requests: [] }, 'requests'],
+        [{ requests: [{ model: 'models/other', content: { parts: [{ text: 'x' }] } }] }, 'requests[0].model'],
+        [{ requests: [{ content: { parts: [{ inlineData: { mimeType: 'image/png', data: '' } }] } }] }, 'requests[0].content.parts[0]'],
+      ] as const) {
+        const reply = await call(key, 'gemini-embed:batchEmbedContents', body)
+        expectError(reply, 400, 'invalid_request', 'google')
+        expect(reply.json.error.message).toContain(field)
+      }
+      expectError(await call(key, 'gemini-embed:embedContent', {}), 400, 'invalid_request', 'google')
+      expectError(await call(key, 'gemini-test:embedContent', { content: { parts: [{ text: 'x' }] } }), 400, 'model_not_supported', 'google')
+      expectError(await call(key, 'gemini-test:generateContent', hi), 403, 'insufficient_scope', 'google')
+      expect(a.received.length).toBe(upstreamCalls)
+      expect(await balance(accountId)).toBe(charged)
     })
 
     test('a key without the chat scope is refused; an upstream error is answered in Google envelope and not billed', async () => {

@@ -7,16 +7,19 @@ import type { GatewayContext } from '../../http/gateway-context'
 import { answerResponse, errorResponses, eventStream, KEYED_READ_ERRORS, MODEL_CALL_ERRORS } from '../../http/openapi/responses'
 import { refuseInvalidBody } from '../../http/schema-check'
 import { isRecord } from '../../util/is-record'
+import { embeddingsSurface } from '../embeddings/surface'
 import { billedCall, type SurfaceServices, surfaceRequest } from '../endpoint'
 import { readGenerateContentRequest } from './decode'
+import { geminiEmbeddingAnswer, readBatchEmbedContents, readEmbedContent } from './embed'
 import { gatewayModelId, resolveGeminiModel } from './model-name'
 import { GeminiBodySchema, GeminiModelSchema } from './schema'
 import { estimateGeminiInputTokens, generateContent } from './surface'
 
 const PATH = '/v1beta/models/*'
 
-/** The model methods served on POST /v1beta/models/{model}:{method}. */
+/** The model methods served on POST /v1beta/models/{model}:{method}: for chat models and for embedding models. */
 const CHAT_METHODS = ['generateContent', 'streamGenerateContent', 'countTokens']
+const EMBEDDING_METHODS = ['embedContent', 'batchEmbedContents']
 
 /**
  * The Gemini API (docs/api.md#gemini-api), for Google's Gen AI SDKs and Gemini CLI: one path
@@ -32,9 +35,9 @@ export function geminiEndpoints(context: GatewayContext, services: SurfaceServic
       body: GeminiBodySchema,
       detail: {
         tags: ['Gemini API'],
-        summary: 'Generate content, stream it, or count its tokens (Gemini format), billed to the caller',
+        summary: 'Generate content, stream it, count its tokens, or embed text (Gemini format), billed to the caller',
         description:
-          "x-goog-api-key, the key query parameter, or Bearer. `:generateContent` answers one GenerateContentResponse; `:streamGenerateContent?alt=sse` streams them as server-sent events (without `alt=sse`, a JSON array); `usageMetadata.cost` carries the credits charged. `:countTokens` is free: the gateway's own estimate, `{totalTokens}`.",
+          "x-goog-api-key, the key query parameter, or Bearer. `:generateContent` answers one GenerateContentResponse; `:streamGenerateContent?alt=sse` streams them as server-sent events (without `alt=sse`, a JSON array); `usageMetadata.cost` carries the credits charged. `:countTokens` is free: the gateway's own estimate, `{totalTokens}`. Embedding models: `:embedContent` answers `{embedding: {values}}`, `:batchEmbedContents` `{embeddings: [{values}]}` (up to 100 requests), both with `usageMetadata.cost`.",
         parameters: [
           {
             name: 'model',
@@ -43,7 +46,13 @@ export function geminiEndpoints(context: GatewayContext, services: SurfaceServic
             schema: { type: 'string' },
             description: 'A gateway model id (slash raw or %2F), or the part after its vendor prefix',
           },
-          { name: 'method', in: 'path', required: true, schema: { type: 'string', enum: CHAT_METHODS }, description: 'The model method' },
+          {
+            name: 'method',
+            in: 'path',
+            required: true,
+            schema: { type: 'string', enum: [...CHAT_METHODS, ...EMBEDDING_METHODS] },
+            description: 'The model method',
+          },
         ],
         responses: {
           ...answerResponse('A GenerateContentResponse; a stream of them with `alt=sse`', {
@@ -104,8 +113,13 @@ async function modelMethod(services: SurfaceServices, path: string, body: unknow
       return generate(services, { model, stream: method === 'streamGenerateContent' }, body, caller, requestId, request)
     case 'countTokens':
       return Response.json(await countTokens(services, model, body, caller))
+    case 'embedContent':
+    case 'batchEmbedContents':
+      return embed(services, { model, batch: method === 'batchEmbedContents' }, body, caller, requestId, request)
     default:
-      throw new NotFoundError(`No Gemini API method '${method}' on /v1beta/models/{model}; this gateway serves ${CHAT_METHODS.join(', ')}.`)
+      throw new NotFoundError(
+        `No Gemini API method '${method}' on /v1beta/models/{model}; this gateway serves ${[...CHAT_METHODS, ...EMBEDDING_METHODS].join(', ')}.`,
+      )
   }
 }
 
@@ -128,6 +142,23 @@ async function generate(
   return new Response(`[${await answer.text()}]`, { status: answer.status, headers: answer.headers })
 }
 
+/** embedContent and batchEmbedContents: the embeddings surface's call, answered in Google's shape (embed.ts). */
+async function embed(
+  services: SurfaceServices,
+  called: { model: string; batch: boolean },
+  body: unknown,
+  caller: Caller,
+  requestId: string,
+  original: Request,
+): Promise<Response> {
+  requireKeyScope(caller, 'embeddings')
+  const modelId = gatewayModelId(services.catalog, called.model)
+  const sameModel = (named: string) => gatewayModelId(services.catalog, named) === modelId
+  const embeddings = called.batch ? readBatchEmbedContents(body, modelId, sameModel) : readEmbedContent(body, modelId)
+  const answer = await billedCall(services, { path: PATH, surface: embeddingsSurface }, surfaceRequest(embeddings, caller, requestId, original), original)
+  return geminiEmbeddingAnswer(answer, called.batch)
+}
+
 /** countTokens: free, the gateway's own estimate (the one holds are sized from), for a model the caller may use. */
 async function countTokens(services: SurfaceServices, model: string, body: unknown, caller: Caller): Promise<{ totalTokens: number }> {
   requireKeyScope(caller, 'chat')
@@ -147,12 +178,12 @@ function geminiModel(model: ModelEntry) {
     displayName: model.id,
     ...(model.contextWindow ? { inputTokenLimit: model.contextWindow } : {}),
     ...(model.maxOutputTokens ? { outputTokenLimit: model.maxOutputTokens } : {}),
-    supportedGenerationMethods: model.type === 'chat' ? CHAT_METHODS : [],
+    supportedGenerationMethods: model.type === 'chat' ? CHAT_METHODS : EMBEDDING_METHODS,
   }
 }
 
 function servedHere(model: ModelEntry): boolean {
-  return model.type === 'chat'
+  return model.type === 'chat' || model.type === 'embedding'
 }
 
 function mayUse(caller: Caller, model: ModelEntry): boolean {

@@ -17,20 +17,12 @@ export const GeminiBodySchema = t.Object(
     tools: t.Optional(t.Array(t.Unknown(), { description: 'Function declarations: `[{functionDeclarations: [{name, description, parameters}]}]`' })),
     toolConfig: t.Optional(t.Unknown({ description: '`{functionCallingConfig: {mode: AUTO | ANY | NONE, allowedFunctionNames}}`' })),
     generateContentRequest: t.Optional(t.Unknown({ description: 'countTokens: a whole generateContent request to count, instead of `contents`' })),
+    content: t.Optional(t.Unknown({ description: 'embedContent: the text to embed, `{parts: [{text}]}`' })),
+    outputDimensionality: t.Optional(t.Integer({ minimum: 1, description: 'embedContent: the vector size, where the model can shorten it' })),
+    requests: t.Optional(t.Array(t.Unknown(), { description: 'batchEmbedContents: up to 100 `{model, content, outputDimensionality}`' })),
   },
   { additionalProperties: true },
 )
-
-export const GeminiPathSchema = t.Object({
-  '*': t.String({
-    description:
-      'The model and the method, `{model}:{method}`: a gateway model id (slash raw or %2F) or the part after its vendor prefix, then generateContent, streamGenerateContent or countTokens',
-  }),
-})
-
-export const GeminiModelPathSchema = t.Object({
-  '*': t.String({ description: 'The model: a gateway model id (slash raw or %2F), or the part after its vendor prefix; `models/` before it is allowed' }),
-})
 
 export const GeminiModelSchema = t.Object(
   {
