@@ -26,14 +26,21 @@ for (const kind of testDatabases) {
       suite.harness.call('POST', `/v1beta/models/${path}`, { headers: { 'x-goog-api-key': key, ...headers }, body })
     const balance = async (accountId: string) => (await suite.harness.admin('GET', `/accounts/${accountId}`)).json.wallet.balance as number
 
-    test('generateContent on a gemini route: Google answer, exact cost in usageMetadata, the model maximum sent as maxOutputTokens', async () => {
+    test('generateContent on a gemini route: the body passes through, the model maximum sent as maxOutputTokens, exact cost in usageMetadata', async () => {
       const { key, accountId } = await suite.harness.key()
       const before = await balance(accountId)
       a.script({ text: 'Hi there', usage: { prompt_tokens: 100, completion_tokens: 20 } })
       const reply = await call(key, 'google/gemini-test:generateContent', {
         ...hi,
         systemInstruction: { parts: [{ text: 'Be brief.' }] },
-        generationConfig: { temperature: 0.5, topP: 0.9, stopSequences: ['END'] },
+        generationConfig: {
+          temperature: 0.5,
+          topP: 0.9,
+          stopSequences: ['END'],
+          thinkingConfig: { thinkingBudget: 128 },
+          responseMimeType: 'application/json',
+        },
+        safetySettings: [{ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'BLOCK_NONE' }],
       })
       expect(reply.status).toBe(200)
       const sent = a.received[0]!
@@ -42,7 +49,15 @@ for (const kind of testDatabases) {
       expect(sent.body).toMatchObject({
         contents: [{ role: 'user', parts: [{ text: 'Say hi.' }] }],
         systemInstruction: { parts: [{ text: 'Be brief.' }] },
-        generationConfig: { temperature: 0.5, topP: 0.9, stopSequences: ['END'], maxOutputTokens: 1000 },
+        generationConfig: {
+          temperature: 0.5,
+          topP: 0.9,
+          stopSequences: ['END'],
+          maxOutputTokens: 1000,
+          thinkingConfig: { thinkingBudget: 128 },
+          responseMimeType: 'application/json',
+        },
+        safetySettings: [{ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'BLOCK_NONE' }],
       })
       // google/gemini-test: input 0.3, output 2.5 per million tokens: 30 + 50 micro-credits.
       const cost = 80 / 1e6
@@ -89,8 +104,25 @@ for (const kind of testDatabases) {
       const last = chunks.at(-1)
       expect(last.candidates[0].finishReason).toBe('STOP')
       expect(last.usageMetadata).toEqual({ promptTokenCount: 100, candidatesTokenCount: 20, totalTokenCount: 120, cost: 80 / 1e6 })
-      expect(chunks.slice(0, -1).every((chunk) => chunk.usageMetadata === undefined && chunk.responseId === last.responseId)).toBe(true)
+      // Passed through as Google sent them (cumulative usage on each), each naming the gateway model.
+      expect(chunks.every((chunk) => chunk.modelVersion === 'google/gemini-test' && chunk.responseId === last.responseId)).toBe(true)
       expect(await balance(accountId)).toBeCloseTo(before - 80 / 1e6, 6)
+    })
+
+    test('a native stream the upstream breaks ends with Google envelope as its last event, unbilled; the held last chunk is never sent', async () => {
+      const { key, accountId } = await suite.harness.key()
+      const before = await balance(accountId)
+      a.script({ text: 'one two three four', cutAfterChunks: 2 })
+      const reply = await suite.harness.call('POST', '/v1beta/models/gemini-test:streamGenerateContent?alt=sse', {
+        headers: { 'x-goog-api-key': key },
+        body: hi,
+      })
+      expect(reply.status).toBe(200)
+      const chunks = chunksOf(reply.text)
+      const last = chunks.at(-1)
+      expect(last.error).toMatchObject({ code: 502, status: 'INTERNAL', details: [{ reason: 'upstream_error', domain: 'tollgate' }] })
+      expect(chunks.slice(0, -1).every((chunk) => chunk.candidates[0].finishReason === undefined)).toBe(true)
+      expect(await balance(accountId)).toBe(before)
     })
 
     test('streamGenerateContent without alt=sse: a JSON array of responses', async () => {
@@ -207,13 +239,23 @@ for (const kind of testDatabases) {
         ['gemini-test:generateContent', { contents: [{ role: 'user', parts: [{ audio: 'x' }] }] }, 400, 'invalid_request', 'contents[0].parts[0]'],
         ['gemini-test:generateContent', { ...hi, generationConfig: { temperature: 'hot' } }, 400, 'invalid_request', 'generationConfig.temperature'],
         ['gemini-test:generateContent', { ...hi, generationConfig: { maxOutputTokens: 1001 } }, 400, 'invalid_request', 'generationConfig.maxOutputTokens'],
+        // Structured output is served on Gemini routes only; test/cheap has an OpenAI-format route.
         [
-          'gemini-test:generateContent',
+          'test/cheap:generateContent',
           { ...hi, generationConfig: { responseSchema: { type: 'object' } } },
           400,
           'invalid_request',
           'generationConfig.responseSchema',
         ],
+        [
+          'test/cheap:generateContent',
+          { ...hi, generationConfig: { responseMimeType: 'application/json' } },
+          400,
+          'invalid_request',
+          'generationConfig.responseMimeType',
+        ],
+        ['gemini-test:generateContent', { ...hi, tools: [{ googleSearch: {} }] }, 400, 'invalid_request', 'tools[0].googleSearch'],
+        ['gemini-test:generateContent', { ...hi, generationConfig: { candidateCount: 2 } }, 400, 'invalid_request', 'generationConfig.candidateCount'],
         ['gemini-test:embedVideo', hi, 404, 'not_found'],
         ['google/gemini-embed:generateContent', hi, 400, 'model_not_supported'],
       ]

@@ -136,7 +136,8 @@ async function generate(
   const sse = new URL(original.url).searchParams.get('alt') === 'sse'
   // Without alt=sse a stream is a JSON array of responses: served as one whole answer in an array.
   const stream = called.stream && sse
-  const call = surfaceRequest({ model: called.model, request: generateRequest, stream }, caller, requestId, original)
+  const sent = isRecord(body) ? body : {}
+  const call = surfaceRequest({ model: called.model, body: sent, request: generateRequest, stream }, caller, requestId, original)
   const answer = await billedCall(services, { path: PATH, surface: generateContent }, call, original)
   if (!called.stream || sse || !answer.ok) return answer
   return new Response(`[${await answer.text()}]`, { status: answer.status, headers: answer.headers })

@@ -1,63 +1,99 @@
 import { estimateChatInputTokens } from '../../billing/estimator'
 import { worstCaseForTokens } from '../../billing/pricing'
+import type { Prompt } from '../../canonical/prompt'
+import { estimatedUsage } from '../../canonical/usage'
 import type { ModelEntry } from '../../catalog/catalog-schema'
 import type { ConversationEncoding, Surface } from '../../dispatch/surface'
 import { InvalidRequestError } from '../../errors/kinds'
+import type { GenerateContentCapability, NativeBody } from '../../providers/adapter'
+import { isRecord } from '../../util/is-record'
 import type { GenerateContentRequest } from '../../wire/gemini/request'
 import { maxOutputTokensOf, outputAllowanceOf, requireOutputTokens } from '../output-tokens'
-import { type TranslatedRoute, translatedEncoding, translatedRoute } from '../routes'
+import { type ConversationRoute, conversationRoute, translatedEncoding } from '../routes'
 import { decodeGeminiRequest } from './decode'
 import { encodeGenerateContent } from './encode'
 import { GenerateContentStreamEncoder } from './encode-stream'
 import { resolveGeminiModel } from './model-name'
+import { observeGeminiStream } from './observe-native'
 
-/** One generateContent call as its endpoint hands it over: the model named in the path, the checked body, streamed or not. */
+type GeminiRoute = ConversationRoute<GenerateContentCapability>
+
+/** One generateContent call as its endpoint hands it over: the model named in the path, the body as sent and as checked, streamed or not. */
 export interface GenerateContentCall {
   /** The model as the path names it. */
   model: string
+  /** The body as the client sent it: what a native route gets, with the output limit set. */
+  body: NativeBody
+  /** The same body, checked and typed: what a translated route gets. */
   request: GenerateContentRequest
   stream: boolean
 }
 
-/** generationConfig fields that change what the answer is, which the canonical prompt cannot carry: refused rather than dropped. */
-const UNSERVED_OUTPUT_FORMATS = ['responseSchema', 'responseJsonSchema'] as const
+/** generationConfig fields that change what the answer is, which the canonical prompt cannot carry: refused on translated routes rather than dropped. */
+const STRUCTURED_OUTPUT = ['responseSchema', 'responseJsonSchema'] as const
 
 /**
- * POST /v1beta/models/{model}:generateContent and :streamGenerateContent (docs/api.md#gemini-api):
- * every chat model, through the canonical prompt on each of its routes, answered in Google's
- * format with the cost in `usageMetadata`. `maxOutputTokens` plays `max_tokens`: omitted, the
- * model's maximum, which is what the hold assumes and every route is told.
+ * POST /v1beta/models/{model}:generateContent and :streamGenerateContent (docs/api.md#gemini-api),
+ * for every chat model: on Gemini routes the body passes through as the client wrote it (thinking
+ * config and structured output included), elsewhere it goes through the canonical prompt. Either
+ * way the answer is in Google's format with the cost in `usageMetadata`. `maxOutputTokens` plays
+ * `max_tokens`: omitted, the model's maximum, which the hold assumes and every route is told.
  */
-export const generateContent: Surface<GenerateContentCall, TranslatedRoute> = {
+export const generateContent: Surface<GenerateContentCall, GeminiRoute> = {
   async plan(services, { caller, body: call }) {
     const resolved = await resolveGeminiModel(services, caller, call.model, 'chat')
     const { model } = resolved
     const maxTokens = outputTokensOf(call, model)
-    refuseUnservedConfig(call.request)
-    const prompt = decodeGeminiRequest(call.request, maxTokens, call.stream)
     const inputTokens = estimateGeminiInputTokens(call.request)
     return {
       model: resolved,
-      usable: translatedRoute,
-      call: (routes) => ({
-        kind: 'conversation',
-        modelId: model.id,
-        routes,
-        holdAmount: worstCaseForTokens(model.pricing, inputTokens, maxTokens),
-        outputCap: { param: 'generationConfig.maxOutputTokens', tokens: maxTokens, given: call.request.generationConfig?.maxOutputTokens !== undefined },
-        send: (route, target) => route.translate.send(target, prompt),
-        encoding: (route): ConversationEncoding =>
-          translatedEncoding(
-            route,
-            { streaming: call.stream, inputTokens, outputTokenLimit: maxTokens },
-            {
-              encodeAnswer: (answer, cost) => encodeGenerateContent(answer, model.id, cost),
-              encodeStream: () => new GenerateContentStreamEncoder(model.id),
-            },
-          ),
-      }),
+      usable: (route) => conversationRoute(route, route.adapter.generateContent),
+      call(routes) {
+        const translated = routes.some((route) => route.mode === 'translated')
+        if (translated) refuseUntranslatable(call.request)
+        const prompt: Prompt | undefined = translated ? decodeGeminiRequest(call.request, maxTokens, call.stream) : undefined
+        const nativeBody = {
+          ...call.body,
+          generationConfig: { ...(isRecord(call.body.generationConfig) ? call.body.generationConfig : {}), maxOutputTokens: maxTokens },
+        }
+        return {
+          kind: 'conversation',
+          modelId: model.id,
+          routes,
+          holdAmount: worstCaseForTokens(model.pricing, inputTokens, maxTokens),
+          outputCap: { param: 'generationConfig.maxOutputTokens', tokens: maxTokens, given: call.request.generationConfig?.maxOutputTokens !== undefined },
+          send: (route, target) =>
+            route.mode === 'native'
+              ? route.native.send(target, nativeBody, call.stream)
+              : route.translate.send(target, prompt ?? decodeGeminiRequest(call.request, maxTokens, call.stream)),
+          encoding: (route) => geminiEncoding(route, model.id, inputTokens, maxTokens, call.stream),
+        }
+      },
     }
   },
+}
+
+function geminiEncoding(route: GeminiRoute, shownModel: string, inputTokens: number, outputTokenLimit: number, streaming: boolean): ConversationEncoding {
+  const shape = { streaming, inputTokens, outputTokenLimit }
+  if (route.mode === 'translated') {
+    return translatedEncoding(route, shape, {
+      encodeAnswer: (answer, cost) => encodeGenerateContent(answer, shownModel, cost),
+      encodeStream: () => new GenerateContentStreamEncoder(shownModel),
+    })
+  }
+  const usageOf = route.native.usage
+  return {
+    ...shape,
+    mode: 'native',
+    nativeUsage: (answer) => usageOf(answer.usageMetadata),
+    estimateNative: () => estimatedUsage(inputTokens, 0),
+    presentNative: (answer, cost) => ({
+      ...answer,
+      modelVersion: shownModel,
+      usageMetadata: { ...(isRecord(answer.usageMetadata) ? answer.usageMetadata : {}), cost },
+    }),
+    observeNative: () => observeGeminiStream({ shownModel, inputTokens, usageOf }),
+  }
 }
 
 function outputTokensOf(call: GenerateContentCall, model: ModelEntry): number {
@@ -66,20 +102,21 @@ function outputTokensOf(call: GenerateContentCall, model: ModelEntry): number {
   return requireOutputTokens(requested, 'generationConfig.maxOutputTokens', maxOutputTokensOf(model), call.model)
 }
 
-function refuseUnservedConfig(request: GenerateContentRequest): void {
+/** 400 naming the field when the request asks for what only Google's own API can do. */
+function refuseUntranslatable(request: GenerateContentRequest): void {
   const config = request.generationConfig ?? {}
-  for (const field of UNSERVED_OUTPUT_FORMATS) {
-    if (config[field] !== undefined)
-      throw new InvalidRequestError(`generationConfig.${field} is not served for this model through this gateway.`, { param: `generationConfig.${field}` })
+  for (const field of STRUCTURED_OUTPUT) {
+    if (config[field] !== undefined) {
+      throw new InvalidRequestError(`generationConfig.${field} is served only on Gemini routes, and this model has others.`, {
+        param: `generationConfig.${field}`,
+      })
+    }
   }
   const mimeType = config.responseMimeType
   if (mimeType !== undefined && mimeType !== 'text/plain') {
-    throw new InvalidRequestError(
-      `generationConfig.responseMimeType ${JSON.stringify(mimeType)} is not served for this model through this gateway; only text/plain is.`,
-      {
-        param: 'generationConfig.responseMimeType',
-      },
-    )
+    throw new InvalidRequestError(`generationConfig.responseMimeType ${JSON.stringify(mimeType)} is served only on Gemini routes, and this model has others.`, {
+      param: 'generationConfig.responseMimeType',
+    })
   }
 }
 
