@@ -18,9 +18,13 @@ function chunksOf(text: string): any[] {
 
 for (const kind of testDatabases) {
   describe(`Gemini API (${kind.kind})`, () => {
-    const suite = gatewaySuite(kind)
+    const suite = gatewaySuite(kind, { secondUpstream: true })
     const a = suite.upstream
-    beforeEach(() => a.reset())
+    const b = suite.secondUpstream
+    beforeEach(() => {
+      a.reset()
+      b.reset()
+    })
 
     const call = (key: string, path: string, body: unknown, headers: Record<string, string> = {}) =>
       suite.harness.call('POST', `/v1beta/models/${path}`, { headers: { 'x-goog-api-key': key, ...headers }, body })
@@ -123,6 +127,32 @@ for (const kind of testDatabases) {
       expect(last.error).toMatchObject({ code: 502, status: 'INTERNAL', details: [{ reason: 'upstream_error', domain: 'tollgate' }] })
       expect(chunks.slice(0, -1).every((chunk) => chunk.candidates[0].finishReason === undefined)).toBe(true)
       expect(await balance(accountId)).toBe(before)
+    })
+
+    test('a native stream the client abandons is billed for what was streamed, the rest released', async () => {
+      const { key, accountId, id: keyId } = await suite.harness.key()
+      const before = await balance(accountId)
+      a.script({ text: 'a b c d e f g h i j k l m n o p', chunkDelayMs: 30, usage: { prompt_tokens: 5, completion_tokens: 16 } })
+      const response = await suite.harness.gateway.handle(
+        new Request('http://localhost/v1beta/models/gemini-test:streamGenerateContent?alt=sse', {
+          method: 'POST',
+          headers: { 'x-goog-api-key': key, 'content-type': 'application/json' },
+          body: JSON.stringify(hi),
+        }),
+      )
+      const reader = response.body!.getReader()
+      await reader.read()
+      await reader.read()
+      await reader.cancel()
+      const wallet = async () => (await suite.harness.admin('GET', `/accounts/${accountId}`)).json.wallet
+      // Settlement happens as the stream is cancelled; give the batch a moment to commit.
+      for (let i = 0; i < 50 && (await wallet()).held !== 0; i++) await Bun.sleep(20)
+      expect((await wallet()).held).toBe(0)
+      const charge = (await suite.harness.admin('GET', `/ledger?key_id=${keyId}`)).json.data.find((entry: { kind: string }) => entry.kind === 'charge')
+      expect(charge.usage.source).toBe('estimate')
+      expect(charge.usage.output_tokens).toBeGreaterThan(0)
+      expect(charge.usage.output_tokens).toBeLessThan(16)
+      expect(await balance(accountId)).toBeCloseTo(before - charge.amount, 6)
     })
 
     test('streamGenerateContent without alt=sse: a JSON array of responses', async () => {
@@ -309,6 +339,26 @@ for (const kind of testDatabases) {
       expectError(await call(key, 'gemini-test:generateContent', hi), 403, 'insufficient_scope', 'google')
       expect(a.received.length).toBe(upstreamCalls)
       expect(await balance(accountId)).toBe(charged)
+    })
+
+    test('failover: a route that fails moves to the next; an Idempotency-Key retry is answered once, charged once, and not for another model', async () => {
+      const { key, accountId } = await suite.harness.key()
+      const before = await balance(accountId)
+      a.script({ kind: 'error', status: 503 })
+      b.script({ text: 'From b.', usage: { prompt_tokens: 100, completion_tokens: 20 } })
+      const headers = { 'idempotency-key': 'gemini-retry-1' }
+      const first = await call(key, 'claude-test:generateContent', hi, headers)
+      expect(first.status).toBe(200)
+      expect(first.json.candidates[0].content.parts).toEqual([{ text: 'From b.' }])
+      expect(b.received[0]).toMatchObject({ path: '/v1/messages', body: { model: 'claude-test-b' } })
+      const again = await call(key, 'claude-test:generateContent', hi, headers)
+      expect(again.json).toEqual(first.json)
+      expect(a.received.length + b.received.length).toBe(2)
+      // anthropic/claude-test: input 3, output 15 per million tokens.
+      expect(await balance(accountId)).toBeCloseTo(before - 600 / 1e6, 6)
+      a.script({ text: 'Other model.', usage: { prompt_tokens: 100, completion_tokens: 20 } })
+      const other = await call(key, 'gemini-test:generateContent', hi, headers)
+      expect(other.json.candidates[0].content.parts).toEqual([{ text: 'Other model.' }])
     })
 
     test('a key without the chat scope is refused; an upstream error is answered in Google envelope and not billed', async () => {

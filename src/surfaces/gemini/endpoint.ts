@@ -15,8 +15,6 @@ import { gatewayModelId, resolveGeminiModel } from './model-name'
 import { GeminiBodySchema, GeminiModelSchema } from './schema'
 import { estimateGeminiInputTokens, generateContent } from './surface'
 
-const PATH = '/v1beta/models/*'
-
 /** The model methods served on POST /v1beta/models/{model}:{method}: for chat models and for embedding models. */
 const CHAT_METHODS = ['generateContent', 'streamGenerateContent', 'countTokens']
 const EMBEDDING_METHODS = ['embedContent', 'batchEmbedContents']
@@ -29,7 +27,7 @@ const EMBEDDING_METHODS = ['embedContent', 'batchEmbedContents']
 export function geminiEndpoints(context: GatewayContext, services: SurfaceServices) {
   return new Elysia({ name: 'surfaces/gemini' })
     .use(context)
-    .post(PATH, ({ body, caller, requestId, request, params }) => modelMethod(services, params['*'], body, caller, requestId, request), {
+    .post('/v1beta/models/*', ({ body, caller, requestId, request, params }) => modelMethod(services, params['*'], body, caller, requestId, request), {
       parse: 'json',
       transform: ({ body }: { body: unknown }) => refuseInvalidBody(GeminiBodySchema, body),
       body: GeminiBodySchema,
@@ -138,7 +136,12 @@ async function generate(
   const stream = called.stream && sse
   const sent = isRecord(body) ? body : {}
   const call = surfaceRequest({ model: called.model, body: sent, request: generateRequest, stream }, caller, requestId, original)
-  const answer = await billedCall(services, { path: PATH, surface: generateContent }, call, original)
+  const answer = await billedCall(
+    services,
+    { path: callPath(services, called.model, called.stream ? 'streamGenerateContent' : 'generateContent'), surface: generateContent },
+    call,
+    original,
+  )
   if (!called.stream || sse || !answer.ok) return answer
   return new Response(`[${await answer.text()}]`, { status: answer.status, headers: answer.headers })
 }
@@ -156,7 +159,8 @@ async function embed(
   const modelId = gatewayModelId(services.catalog, called.model)
   const sameModel = (named: string) => gatewayModelId(services.catalog, named) === modelId
   const embeddings = called.batch ? readBatchEmbedContents(body, modelId, sameModel) : readEmbedContent(body, modelId)
-  const answer = await billedCall(services, { path: PATH, surface: embeddingsSurface }, surfaceRequest(embeddings, caller, requestId, original), original)
+  const path = callPath(services, called.model, called.batch ? 'batchEmbedContents' : 'embedContent')
+  const answer = await billedCall(services, { path, surface: embeddingsSurface }, surfaceRequest(embeddings, caller, requestId, original), original)
   return geminiEmbeddingAnswer(answer, called.batch)
 }
 
@@ -204,6 +208,16 @@ async function retrievedModel(services: SurfaceServices, caller: Caller, named: 
     throw new ModelNotFoundError(`The model '${named}' does not exist or you do not have access to it; GET /v1beta/models lists them.`, { param: 'model' })
   }
   return geminiModel(model)
+}
+
+/**
+ * The path an `Idempotency-Key` is kept under (docs/api.md#idempotent-retries): one per model and
+ * method, so a key reused for another model is not answered with this one's answer. A model the
+ * catalogue does not have is refused by the plan; its calls share one bounded path.
+ */
+function callPath(services: SurfaceServices, named: string, method: string): string {
+  const id = gatewayModelId(services.catalog, named)
+  return `/v1beta/models/${services.catalog.model(id) ? id : '*'}:${method}`
 }
 
 /** The path after /v1beta/models/ as the client meant it: the SDKs encode a slash as %2F. */
