@@ -172,7 +172,12 @@ for (const kind of testDatabases) {
       const tools = [
         { functionDeclarations: [{ name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }] },
       ]
-      const reply = await call(key, 'test/cheap:generateContent', { ...hi, tools, generationConfig: { maxOutputTokens: 300 } })
+      const image = { inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgo=' } }
+      const reply = await call(key, 'test/cheap:generateContent', {
+        contents: [{ role: 'user', parts: [{ text: 'Say hi.' }, image] }],
+        tools,
+        generationConfig: { maxOutputTokens: 300 },
+      })
       expect(reply.status).toBe(200)
       const sent = a.received[0]!
       expect(sent.path).toBe('/v1/chat/completions')
@@ -286,6 +291,17 @@ for (const kind of testDatabases) {
         ],
         ['gemini-test:generateContent', { ...hi, tools: [{ googleSearch: {} }] }, 400, 'invalid_request', 'tools[0].googleSearch'],
         ['gemini-test:generateContent', { ...hi, generationConfig: { candidateCount: 2 } }, 400, 'invalid_request', 'generationConfig.candidateCount'],
+        ['gemini-test:generateContent', { contents: [{ role: 'assistant', parts: [{ text: 'x' }] }] }, 400, 'invalid_request', 'contents[0].role'],
+        ['gemini-test:generateContent', { contents: [{ role: 'user', parts: [{ text: 5 }] }] }, 400, 'invalid_request', 'contents[0].parts[0].text'],
+        ['gemini-test:generateContent', { contents: [] }, 400, 'invalid_request', 'contents'],
+        [
+          'gemini-test:generateContent',
+          { ...hi, generationConfig: { stopSequences: ['a', 'b', 'c', 'd', 'e', 'f'] } },
+          400,
+          'invalid_request',
+          'stopSequences',
+        ],
+        ['gemini-test:generateContent', { ...hi, generationConfig: { maxOutputTokens: 0 } }, 400, 'invalid_request', 'generationConfig.maxOutputTokens'],
         ['gemini-test:embedVideo', hi, 404, 'not_found'],
         ['google/gemini-embed:generateContent', hi, 400, 'model_not_supported'],
       ]
@@ -295,6 +311,17 @@ for (const kind of testDatabases) {
         if (field) expect({ path, message: reply.json.error.message }).toEqual({ path, message: expect.stringContaining(field) })
       }
       expectError(await call('tollgate_sk_prod_malformed', 'gemini-test:generateContent', hi), 401, 'invalid_api_key', 'google')
+      const notJson = await suite.harness.gateway.handle(
+        new Request('http://localhost/v1beta/models/gemini-test:generateContent', {
+          method: 'POST',
+          headers: { 'x-goog-api-key': key, 'content-type': 'application/json' },
+          body: '{"contents": [',
+        }),
+      )
+      expect({ status: notJson.status, error: ((await notJson.json()) as { error: { status: string } }).error.status }).toEqual({
+        status: 400,
+        error: 'INVALID_ARGUMENT',
+      })
       expectError(await suite.harness.call('POST', '/v1beta/models/gemini-test:generateContent', { body: hi }), 401, 'invalid_api_key', 'google')
       expectError(await call(key, 'gemini-test:generateContent', hi, { 'x-api-key': key, 'x-goog-api-key': '' }), 401, 'invalid_api_key', 'google')
       expect(a.received).toHaveLength(0)
