@@ -175,17 +175,25 @@ for (const kind of testDatabases) {
       const image = { inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgo=' } }
       const reply = await call(key, 'test/cheap:generateContent', {
         contents: [{ role: 'user', parts: [{ text: 'Say hi.' }, image] }],
+        // A system instruction's role means nothing; some clients write "system".
+        systemInstruction: { role: 'system', parts: [{ text: 'Be brief.' }] },
         tools,
         generationConfig: { maxOutputTokens: 300 },
       })
       expect(reply.status).toBe(200)
       const sent = a.received[0]!
       expect(sent.path).toBe('/v1/chat/completions')
-      expect(sent.body).toMatchObject({
-        model: 'cheap-upstream',
-        messages: [{ role: 'user' }],
-        tools: [{ type: 'function', function: { name: 'get_weather' } }],
-      })
+      expect(sent.body).toMatchObject({ model: 'cheap-upstream', max_tokens: 300, tools: [{ type: 'function', function: { name: 'get_weather' } }] })
+      expect(sent.body.messages).toEqual([
+        { role: 'system', content: 'Be brief.' },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Say hi.' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+          ],
+        },
+      ])
       expect(reply.json.candidates[0].content.parts).toEqual([{ functionCall: { id: 'call_9', name: 'get_weather', args: { city: 'Lima' } } }])
       // test/cheap: input 1, output 2 per million tokens.
       expect(reply.json.usageMetadata.cost).toBe(140 / 1e6)

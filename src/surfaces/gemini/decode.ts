@@ -28,7 +28,8 @@ export function readGenerateContentRequest(body: unknown, at = ''): GenerateCont
   const system = body.systemInstruction
   return {
     contents: contents.map((content, index) => readContent(content, `${at}contents[${index}]`)),
-    ...(system === undefined || system === null ? {} : { systemInstruction: readContent(system, `${at}systemInstruction`) }),
+    // The role of a system instruction means nothing (clients write "user", "system" or none).
+    ...(system === undefined || system === null ? {} : { systemInstruction: readContent(system, `${at}systemInstruction`, false) }),
     ...(body.generationConfig === undefined || body.generationConfig === null
       ? {}
       : { generationConfig: readGenerationConfig(body.generationConfig, `${at}generationConfig`) }),
@@ -37,12 +38,13 @@ export function readGenerateContentRequest(body: unknown, at = ''): GenerateCont
   }
 }
 
-function readContent(value: unknown, at: string): Content {
+function readContent(value: unknown, at: string, hasRole = true): Content {
   if (!isRecord(value)) invalid(at, 'must be an object with `role` and `parts`.')
   const { role, parts } = value
-  if (role !== undefined && role !== 'user' && role !== 'model') invalid(`${at}.role`, `must be "user" or "model"; got ${JSON.stringify(role)}.`)
+  if (hasRole && role !== undefined && role !== 'user' && role !== 'model') invalid(`${at}.role`, `must be "user" or "model"; got ${JSON.stringify(role)}.`)
   if (!Array.isArray(parts)) invalid(`${at}.parts`, 'must be a list of parts.')
-  return { ...(role ? { role } : {}), parts: parts.map((part, index) => readPart(part, `${at}.parts[${index}]`)) }
+  const parsed = parts.map((part, index) => readPart(part, `${at}.parts[${index}]`))
+  return hasRole && (role === 'user' || role === 'model') ? { role, parts: parsed } : { parts: parsed }
 }
 
 function readPart(value: unknown, at: string): Part {

@@ -143,7 +143,9 @@ async function generate(
     original,
   )
   if (!called.stream || sse || !answer.ok) return answer
-  return new Response(`[${await answer.text()}]`, { status: answer.status, headers: answer.headers })
+  const headers = new Headers(answer.headers)
+  headers.delete('content-length')
+  return new Response(`[${await answer.text()}]`, { status: answer.status, headers })
 }
 
 /** embedContent and batchEmbedContents: the embeddings surface's call, answered in Google's shape (embed.ts). */
