@@ -20,6 +20,11 @@ export interface EndpointRule {
   credentials: CredentialRule
   /** The key scope the endpoint needs; a key without explicit scopes may use every endpoint. */
   scope?: KeyScope
+  /**
+   * The endpoint bills, but the scope it needs depends on what is asked (one Gemini path serves
+   * chat and embeddings): its handler checks the scope (requireKeyScope).
+   */
+  scopedByHandler?: true
   /** Only API keys: a user token is refused with invalid_api_key. */
   apiKeyOnly?: boolean
   /** Billed to nobody: its callers are held to the free endpoints' limits (auth/rate-limit.ts). */
@@ -39,7 +44,7 @@ export const ENDPOINT_RULES: readonly EndpointRule[] = [
   { method: 'POST', path: '/v1/audio/speech', credentials: 'bearer-or-x-api-key', scope: 'audio' },
   // The Gemini API: one path for every model method (`{model}:generateContent`, `:countTokens`,
   // `:embedContent`, ...); the endpoint checks the scope its method needs (chat or embeddings).
-  { method: 'POST', path: '/v1beta/models/*', credentials: 'google-api-key' },
+  { method: 'POST', path: '/v1beta/models/*', credentials: 'google-api-key', scopedByHandler: true },
   { method: 'GET', path: '/v1beta/models', credentials: 'google-api-key' },
   { method: 'GET', path: '/v1beta/models/*', credentials: 'google-api-key' },
   { method: 'GET', path: '/v1/models', credentials: 'optional-bearer' },

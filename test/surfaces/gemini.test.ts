@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, test } from 'bun:test'
+import { recordOf } from '../support/activity'
 import { testDatabases } from '../support/databases'
 import { expectError } from '../support/envelopes'
 import { bearer } from '../support/gateway'
@@ -70,6 +71,9 @@ for (const kind of testDatabases) {
       expect(reply.json.modelVersion).toBe('google/gemini-test')
       expect(reply.headers.get('x-tollgate-cost')).toBe(String(cost))
       expect(await balance(accountId)).toBeCloseTo(before - cost, 6)
+      // The call is in the operator's request activity like any billed call.
+      const record = await recordOf(suite.harness, reply.headers.get('x-request-id'))
+      expect(record).toMatchObject({ status: 200, route: '/v1beta/models/*', model: 'google/gemini-test', cost, tokens: { input: 100, output: 20 } })
     })
 
     test('the model: bare name after the vendor prefix, %2F, models/ prefix; credentials: ?key=, Bearer', async () => {
