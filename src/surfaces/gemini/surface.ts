@@ -3,7 +3,7 @@ import { worstCaseForTokens } from '../../billing/pricing'
 import type { Prompt } from '../../canonical/prompt'
 import { estimatedUsage } from '../../canonical/usage'
 import type { ModelEntry } from '../../catalog/catalog-schema'
-import type { ConversationEncoding, Surface } from '../../dispatch/surface'
+import type { ConversationEncoding, NonEmpty, Surface } from '../../dispatch/surface'
 import { InvalidRequestError } from '../../errors/kinds'
 import type { GenerateContentCapability, NativeBody } from '../../providers/adapter'
 import { isRecord } from '../../util/is-record'
@@ -29,7 +29,7 @@ export interface GenerateContentCall {
   stream: boolean
 }
 
-/** generationConfig fields that change what the answer is, which the canonical prompt cannot carry: refused on translated routes rather than dropped. */
+/** generationConfig fields that change what the answer is, which the canonical prompt cannot carry: served on native routes only, never dropped. */
 const STRUCTURED_OUTPUT = ['responseSchema', 'responseJsonSchema'] as const
 
 /**
@@ -48,9 +48,9 @@ export const generateContent: Surface<GenerateContentCall, GeminiRoute> = {
     return {
       model: resolved,
       usable: (route) => conversationRoute(route, route.adapter.generateContent),
-      call(routes) {
+      call(planned) {
+        const routes = servingRoutes(planned, call.request)
         const translated = routes.some((route) => route.mode === 'translated')
-        if (translated) refuseUntranslatable(call.request)
         const prompt: Prompt | undefined = translated ? decodeGeminiRequest(call.request, maxTokens, call.stream) : undefined
         const nativeBody = {
           ...call.body,
@@ -102,22 +102,24 @@ function outputTokensOf(call: GenerateContentCall, model: ModelEntry): number {
   return requireOutputTokens(requested, 'generationConfig.maxOutputTokens', maxOutputTokensOf(model), call.model)
 }
 
-/** 400 naming the field when the request asks for what only Google's own API can do. */
-function refuseUntranslatable(request: GenerateContentRequest): void {
+/**
+ * The routes that can serve the request: all of them, or, when it asks for structured output,
+ * which only Google's own API honours, its native routes; none is 400 naming the field.
+ */
+function servingRoutes(routes: NonEmpty<GeminiRoute>, request: GenerateContentRequest): NonEmpty<GeminiRoute> {
+  const field = structuredOutputField(request)
+  if (field === undefined) return routes
+  const [first, ...rest] = routes.filter((route) => route.mode === 'native')
+  if (first === undefined) throw new InvalidRequestError(`${field} is served only on Gemini routes, and this model has none.`, { param: field })
+  return [first, ...rest]
+}
+
+function structuredOutputField(request: GenerateContentRequest): string | undefined {
   const config = request.generationConfig ?? {}
-  for (const field of STRUCTURED_OUTPUT) {
-    if (config[field] !== undefined) {
-      throw new InvalidRequestError(`generationConfig.${field} is served only on Gemini routes, and this model has others.`, {
-        param: `generationConfig.${field}`,
-      })
-    }
-  }
+  const asked = STRUCTURED_OUTPUT.find((field) => config[field] !== undefined)
+  if (asked !== undefined) return `generationConfig.${asked}`
   const mimeType = config.responseMimeType
-  if (mimeType !== undefined && mimeType !== 'text/plain') {
-    throw new InvalidRequestError(`generationConfig.responseMimeType ${JSON.stringify(mimeType)} is served only on Gemini routes, and this model has others.`, {
-      param: 'generationConfig.responseMimeType',
-    })
-  }
+  return mimeType !== undefined && mimeType !== 'text/plain' ? 'generationConfig.responseMimeType' : undefined
 }
 
 /** The gateway's estimate of a request's input tokens: what holds are sized from and countTokens answers. */
