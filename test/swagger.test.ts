@@ -13,6 +13,13 @@ import { gatewaySuite } from './support/gateway-suite'
  */
 const SCREENSHOT = '/tmp/tollgate-swagger.png'
 
+/** Endpoints whose path ends in a wildcard (a model id holds a slash), as the document names them. */
+const DOCUMENTED_WILDCARDS: Record<string, string> = {
+  'GET /v1/models/*': '/v1/models/{id}',
+  'GET /v1beta/models/*': '/v1beta/models/{model}',
+  'POST /v1beta/models/*': '/v1beta/models/{model}:{method}',
+}
+
 type Parameter = { name: string; in: string; description?: string; schema?: { enum?: string[] } }
 type Operation = { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }>; security?: unknown[]; parameters?: Parameter[] }
 
@@ -84,7 +91,7 @@ describe('/swagger', () => {
       })
       expect({ where, clientErrors: statuses.some((status) => status.startsWith('4')) }).toEqual({ where, clientErrors: true })
       // Errors are written in the path's envelope, each a reference to the one shared schema.
-      const envelope = path.startsWith('/v1/messages') ? 'AnthropicError' : 'OpenAIError'
+      const envelope = path.startsWith('/v1/messages') ? 'AnthropicError' : path.startsWith('/v1beta/') ? 'GoogleError' : 'OpenAIError'
       for (const status of statuses.filter((status) => /^[45]/.test(status) && !(path === '/v1/readyz' && status === '503'))) {
         expect({ where, status, schema: operation.responses?.[status]?.content?.['application/json']?.schema }).toEqual({
           where,
@@ -98,7 +105,7 @@ describe('/swagger', () => {
     // Security as the endpoint rules enforce it.
     expect(document.components.securitySchemes.xApiKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'x-api-key' })
     for (const rule of ENDPOINT_RULES) {
-      const path = rule.path === '/v1/models/*' ? '/v1/models/{id}' : rule.path
+      const path = DOCUMENTED_WILDCARDS[`${rule.method} ${rule.path}`] ?? rule.path
       const operation = document.paths[path]?.[rule.method.toLowerCase()]
       expect({ path, documented: operation !== undefined }).toEqual({ path, documented: true })
       const expected = {
@@ -106,6 +113,7 @@ describe('/swagger', () => {
         'optional-bearer': [{}, { apiKey: [] }],
         bearer: [{ apiKey: [] }],
         'bearer-or-x-api-key': [{ apiKey: [] }, { xApiKey: [] }],
+        'google-api-key': [{ apiKey: [] }, { googleApiKey: [] }, { googleKeyParameter: [] }],
       }[rule.credentials]
       expect({ path, security: operation?.security }).toEqual({ path, security: expected })
     }

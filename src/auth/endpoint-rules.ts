@@ -7,9 +7,11 @@ export type KeyScope = (typeof KEY_SCOPES)[number]
  * - `bearer`: an API key or user token in `Authorization: Bearer` is required; `x-api-key` is refused.
  * - `bearer-or-x-api-key`: either header; the messages-client style is welcome.
  * - `optional-bearer`: anonymous callers are served; a Bearer credential, when sent, is checked and used.
+ * - `google-api-key`: an API key in `x-goog-api-key` or the `key` query parameter, as Google's
+ *   clients send it, or an API key or user token in `Authorization: Bearer`; `x-api-key` is refused.
  * - `public`: credentials are ignored.
  */
-export type CredentialRule = 'bearer' | 'bearer-or-x-api-key' | 'optional-bearer' | 'public'
+export type CredentialRule = 'bearer' | 'bearer-or-x-api-key' | 'google-api-key' | 'optional-bearer' | 'public'
 
 export interface EndpointRule {
   method: 'GET' | 'POST'
@@ -18,6 +20,11 @@ export interface EndpointRule {
   credentials: CredentialRule
   /** The key scope the endpoint needs; a key without explicit scopes may use every endpoint. */
   scope?: KeyScope
+  /**
+   * The endpoint bills, but the scope it needs depends on what is asked (one Gemini path serves
+   * chat and embeddings): its handler checks the scope (requireKeyScope).
+   */
+  scopedByHandler?: true
   /** Only API keys: a user token is refused with invalid_api_key. */
   apiKeyOnly?: boolean
   /** Billed to nobody: its callers are held to the free endpoints' limits (auth/rate-limit.ts). */
@@ -35,6 +42,11 @@ export const ENDPOINT_RULES: readonly EndpointRule[] = [
   { method: 'POST', path: '/v1/messages/count_tokens', credentials: 'bearer-or-x-api-key', scope: 'messages', free: true },
   { method: 'POST', path: '/v1/audio/transcriptions', credentials: 'bearer-or-x-api-key', scope: 'audio' },
   { method: 'POST', path: '/v1/audio/speech', credentials: 'bearer-or-x-api-key', scope: 'audio' },
+  // The Gemini API: one path for every model method (`{model}:generateContent`, `:countTokens`,
+  // `:embedContent`, ...); the endpoint checks the scope its method needs (chat or embeddings).
+  { method: 'POST', path: '/v1beta/models/*', credentials: 'google-api-key', scopedByHandler: true },
+  { method: 'GET', path: '/v1beta/models', credentials: 'google-api-key' },
+  { method: 'GET', path: '/v1beta/models/*', credentials: 'google-api-key' },
   { method: 'GET', path: '/v1/models', credentials: 'optional-bearer' },
   { method: 'GET', path: '/v1/models/*', credentials: 'optional-bearer' },
   { method: 'GET', path: '/v1/models/coding', credentials: 'public' },

@@ -35,6 +35,8 @@ export function swaggerEndpoints(options: { version: string; adminEnabled: boole
                 name: 'x-api-key',
                 description: 'An API key, where the endpoint takes the messages-client style header',
               },
+              googleApiKey: { type: 'apiKey', in: 'header', name: 'x-goog-api-key', description: "An API key, as Google's clients send it (the Gemini API)" },
+              googleKeyParameter: { type: 'apiKey', in: 'query', name: 'key', description: 'An API key in the query string (the Gemini API)' },
               ...(options.adminEnabled ? { adminToken: { type: 'http', scheme: 'bearer', description: 'TOLLGATE_ADMIN_TOKEN' } } : {}),
             },
             schemas: ERROR_ENVELOPE_SCHEMAS,

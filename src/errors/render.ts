@@ -1,20 +1,23 @@
 import { describeDatabaseError, isTransientDatabaseError } from '../db/errors'
 import { logEvent } from '../observability/log'
 import { GatewayError } from './gateway-error'
+import { googleErrorBody } from './google-envelope'
 import { InternalError, ServiceUnavailableError } from './kinds'
 
 /**
- * The envelopes an error is written in: OpenAI's (every /v1 path but messages, and /admin) and
- * Anthropic's (/v1/messages and below). Every error body the gateway writes comes from here,
- * including those inside streams.
+ * The envelopes an error is written in: OpenAI's (every /v1 path but messages, and /admin),
+ * Anthropic's (/v1/messages and below) and Google's (the Gemini API under /v1beta). Every error
+ * body the gateway writes comes from here, including those inside streams.
  */
-export type ErrorEnvelope = 'openai' | 'messages'
+export type ErrorEnvelope = 'openai' | 'messages' | 'google'
 
 export function envelopeOfPath(pathname: string): ErrorEnvelope {
+  if (pathname.startsWith('/v1beta/')) return 'google'
   return pathname === '/v1/messages' || pathname.startsWith('/v1/messages/') ? 'messages' : 'openai'
 }
 
 export function errorBody(error: GatewayError, envelope: ErrorEnvelope): object {
+  if (envelope === 'google') return googleErrorBody(error)
   if (envelope === 'messages') {
     return { type: 'error', error: { type: error.type, message: error.message, code: error.code } }
   }

@@ -65,9 +65,12 @@ async function identify(
     return ANONYMOUS
   }
   const rule = ruleFor(request.method, pathTemplate)
-  if (rule) return services.authenticator.authenticate(rule, request.headers, onLimits, onIdentified)
+  if (rule) {
+    const query = rule.credentials === 'google-api-key' ? new URL(request.url).searchParams : undefined
+    return services.authenticator.authenticate(rule, request.headers, onLimits, onIdentified, query)
+  }
   // Fail closed: an API endpoint the rules table does not name is served to nobody.
-  if (pathTemplate.startsWith('/v1/')) throw new NotFoundError(`No endpoint ${request.method} ${pathTemplate}.`)
+  if (pathTemplate.startsWith('/v1/') || pathTemplate.startsWith('/v1beta/')) throw new NotFoundError(`No endpoint ${request.method} ${pathTemplate}.`)
   return ANONYMOUS
 }
 

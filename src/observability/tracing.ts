@@ -176,6 +176,8 @@ const OPERATIONS: Record<string, string> = {
   '/v1/audio/speech': 'generate_content',
   '/v1/audio/transcriptions': 'generate_content',
   '/v1/videos/generations': 'generate_content',
+  // The Gemini API's model methods share one path (embedContent among them).
+  '/v1beta/models/*': 'generate_content',
 }
 
 /** The conventions' `gen_ai.provider.name` for each upstream API (a provider entry's `api`). */

@@ -70,6 +70,14 @@ export interface ResponsesCapability {
   usage(reported: unknown): Usage | undefined
 }
 
+/** Google's generateContent format, spoken natively: the client's body passes through. */
+export interface GenerateContentCapability {
+  /** To `:streamGenerateContent?alt=sse` when `stream`, else `:generateContent`. */
+  send(target: UpstreamTarget, body: NativeBody, stream: boolean): Promise<Response>
+  /** The canonical usage of a `usageMetadata` object; undefined when absent, UpstreamError when malformed. */
+  usage(reported: unknown): Usage | undefined
+}
+
 /** A conversation reached by translation: the canonical prompt out, canonical answers and parts back. */
 export interface TranslateCapability {
   send(target: UpstreamTarget, prompt: Prompt): Promise<Response>
@@ -132,6 +140,7 @@ export interface ProviderAdapter {
   chat?: ChatCapability
   messages?: MessagesCapability
   responses?: ResponsesCapability
+  generateContent?: GenerateContentCapability
   translate?: TranslateCapability
   embeddings?: EmbeddingsCapability
   media?: MediaCapability

@@ -56,10 +56,10 @@ export function surfaceEndpoint<S extends TSchema, R extends Route>(endpoint: Su
  * One billable call: dispatched as it comes, or, with an `Idempotency-Key`, once per key and
  * caller and path, its answer kept for the retries (docs/api.md#idempotent-retries).
  */
-async function billedCall<S extends TSchema, R extends Route>(
+export async function billedCall<Body, R extends Route>(
   services: SurfaceServices,
-  endpoint: SurfaceEndpoint<S, R>,
-  request: SurfaceRequest<Static<S>>,
+  endpoint: { path: string; surface: Surface<Body, R> },
+  request: SurfaceRequest<Body>,
   original: Request,
 ): Promise<Response> {
   const key = idempotencyKeyOf(request.headers)
@@ -77,7 +77,7 @@ function scopeOf(caller: Caller): string {
 }
 
 /** The plain values a surface's endpoint hands to the dispatcher. */
-function surfaceRequest<Body>(body: Body, caller: Caller, requestId: string, request: Request): SurfaceRequest<Body> {
+export function surfaceRequest<Body>(body: Body, caller: Caller, requestId: string, request: Request): SurfaceRequest<Body> {
   const url = new URL(request.url)
   // Every request the app serves has its record; one served outside it (a test calling the
   // endpoint alone) gets one that reports to nobody.

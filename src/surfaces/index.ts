@@ -3,6 +3,7 @@ import type { GatewayContext } from '../http/gateway-context'
 import type { Services } from '../services/services'
 import { chatCompletionsEndpoint } from './chat-completions/endpoint'
 import { embeddingsEndpoint } from './embeddings/endpoint'
+import { geminiEndpoints } from './gemini/endpoint'
 import { imagesEndpoint } from './images/endpoint'
 import { countTokensEndpoint, messagesEndpoint } from './messages/endpoint'
 import { responsesEndpoint } from './responses/endpoint'
@@ -21,6 +22,7 @@ const SURFACE_ENDPOINTS = [
   transcriptionsEndpoint,
   videosEndpoint,
   responsesEndpoint,
+  geminiEndpoints,
 ]
 
 export function surfaceEndpoints(context: GatewayContext, services: Services) {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { ENDPOINT_RULES, type EndpointRule } from '../../src/auth/endpoint-rules'
 import { envelopeOfPath } from '../../src/errors/render'
 import { testDatabases } from '../support/databases'
-import { expectError } from '../support/envelopes'
+import { errorCodeOf, expectError } from '../support/envelopes'
 import { bearer } from '../support/gateway'
 import { gatewaySuite } from '../support/gateway-suite'
 import { IdentityProvider } from '../support/identity-provider'
@@ -22,6 +22,8 @@ function expected(rule: EndpointRule): Record<Column, Outcome> {
       return { bearerKey: 'served', bearerToken: 'served', xApiKey: 'served', none: 'served' }
     case 'bearer-or-x-api-key':
       return { bearerKey: 'served', bearerToken: 'served', xApiKey: 'served', none: 'invalid_api_key' }
+    case 'google-api-key':
+      return { bearerKey: 'served', bearerToken: 'served', xApiKey: 'invalid_api_key', none: 'invalid_api_key' }
     case 'bearer':
       return {
         bearerKey: 'served',
@@ -66,7 +68,7 @@ describe('route rules matrix (docs/api.md#authentication-per-route)', () => {
         const surface = envelopeOfPath(rule.path)
         if (outcome === 'served') {
           expect([401, 403]).not.toContain(reply.status)
-          if (reply.status >= 400) expectError(reply, reply.status, reply.json.error.code, surface)
+          if (reply.status >= 400) expectError(reply, reply.status, errorCodeOf(reply), surface)
         } else {
           expectError(reply, 401, outcome, surface)
         }
@@ -100,7 +102,7 @@ describe('route rules matrix (docs/api.md#authentication-per-route)', () => {
 
   test('every /v1 route the app serves has exactly one rule, and every rule a route', () => {
     const served = suite.harness.gateway.endpoints
-      .filter((endpoint) => endpoint.path.startsWith('/v1/'))
+      .filter((endpoint) => endpoint.path.startsWith('/v1/') || endpoint.path.startsWith('/v1beta/'))
       .map((endpoint) => `${endpoint.method} ${endpoint.path}`)
     const ruled = ENDPOINT_RULES.map((rule) => `${rule.method} ${rule.path}`)
     expect(new Set(ruled).size).toBe(ruled.length)

@@ -18,6 +18,7 @@ runProviderContract({
   provider: providerConfig({ api: 'anthropic', baseUrl: BASE, credential: 'sk-ant-provider' }),
   groups: ['messages', 'translate'],
   absent: {
+    generateContent: "Google's generateContent format is Gemini's: the Gemini surface reaches Anthropic by translation",
     chat: 'Anthropic has no chat completions endpoint: chat clients reach it by translation',
     responses: 'Anthropic has no Responses API: Responses clients reach it by translation',
     embeddings: 'Anthropic offers no embeddings',

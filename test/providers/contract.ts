@@ -20,7 +20,7 @@ import { chunkedStream, fieldOf, fixtureJson, fixtureText, jsonResponse, sseBody
  * itself asserted against the adapter.
  */
 
-export const CAPABILITIES = ['chat', 'messages', 'responses', 'translate', 'embeddings', 'media', 'video'] as const
+export const CAPABILITIES = ['chat', 'messages', 'responses', 'generateContent', 'translate', 'embeddings', 'media', 'video'] as const
 export type Capability = (typeof CAPABILITIES)[number]
 
 /** What the upstream must have received. Headers are a subset; the JSON body, when given, is compared whole. */
@@ -103,6 +103,7 @@ export interface ProviderContract {
   chat?: NativeContract
   messages?: NativeContract
   responses?: NativeContract
+  generateContent?: NativeContract
   embeddings?: EmbeddingsContract
   media?: MediaContract
   video?: VideoContract
@@ -147,7 +148,7 @@ export function runProviderContract(contract: ProviderContract): void {
     }
 
     if (contract.translate) describeTranslate(contract.api, contract.translate, setUp, target)
-    for (const name of ['chat', 'messages', 'responses'] as const) {
+    for (const name of ['chat', 'messages', 'responses', 'generateContent'] as const) {
       const native = contract[name]
       if (native) describeNative(name, contract.api, native, setUp, target)
     }
@@ -261,11 +262,19 @@ function describeTranslate(api: ProviderApi, spec: TranslateContract, setUp: Set
   })
 }
 
-function describeNative(name: 'chat' | 'messages' | 'responses', api: ProviderApi, spec: NativeContract, setUp: SetUp, target: () => UpstreamTarget): void {
+function describeNative(
+  name: 'chat' | 'messages' | 'responses' | 'generateContent',
+  api: ProviderApi,
+  spec: NativeContract,
+  setUp: SetUp,
+  target: () => UpstreamTarget,
+): void {
   const send = (adapter: ProviderAdapter, body: NativeBody) =>
     name === 'messages'
       ? group(adapter, 'messages').send(target(), body, spec.passthrough ?? { version: null, beta: null, query: '' })
-      : group(adapter, name).send(target(), body)
+      : name === 'generateContent'
+        ? group(adapter, 'generateContent').send(target(), body, false)
+        : group(adapter, name).send(target(), body)
   const usage = (adapter: ProviderAdapter, reported: unknown) => group(adapter, name).usage(reported)
 
   describe(name, () => {

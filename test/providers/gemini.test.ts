@@ -12,18 +12,32 @@ const chunk = (json: string) => `data: ${json}\r\n\r\n`
 const END = chunk(
   '{"candidates":[{"content":{"role":"model","parts":[{"text":"."}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":1,"candidatesTokenCount":1}}',
 )
+/** answer.json's usageMetadata: tool-use prompt tokens are input; thoughts are output; cached tokens are inside the prompt. */
+const USAGE_OF_ANSWER = { inputTokens: 65, outputTokens: 32, cacheReadTokens: 40, cacheWriteTokens: 0, cacheWrite1hTokens: 0, webSearchRequests: 0 }
 const FIRST = chunk('{"candidates":[{"content":{"role":"model","parts":[{"text":"Hi"}]}}],"responseId":"r1"}')
 
 runProviderContract({
   api: 'gemini',
   provider: providerConfig({ api: 'gemini', baseUrl: BASE, credential: 'gemini-provider-key' }),
-  groups: ['translate', 'embeddings'],
+  groups: ['generateContent', 'translate', 'embeddings'],
   absent: {
     chat: 'Gemini is reached by translation: its OpenAI-compatible endpoint is not used',
     messages: 'Gemini has no messages endpoint: messages clients reach it by translation',
     responses: 'Gemini has no Responses API: Responses clients reach it by translation',
     media: "OpenAI's media endpoints are OpenAI's alone",
     video: 'Veo is reached through Vertex AI, not the Gemini API',
+  },
+
+  generateContent: {
+    body: { contents: [{ role: 'user', parts: [{ text: 'hi' }] }], generationConfig: { maxOutputTokens: 64, thinkingConfig: { thinkingBudget: 32 } } },
+    request: {
+      url: `${BASE}/v1beta/models/model-x:generateContent`,
+      headers: { 'x-goog-api-key': 'gemini-provider-key', 'content-type': 'application/json' },
+      absentHeaders: ['authorization'],
+      body: { contents: [{ role: 'user', parts: [{ text: 'hi' }] }], generationConfig: { maxOutputTokens: 64, thinkingConfig: { thinkingBudget: 32 } } },
+    },
+    usage: { fixture: 'answer', field: 'usageMetadata', expected: USAGE_OF_ANSWER },
+    countField: 'candidatesTokenCount',
   },
 
   translate: {
@@ -64,7 +78,7 @@ runProviderContract({
         // STOP with a function call is a tool call: Gemini has no reason of its own for it.
         finishReason: 'tool-calls',
         // Tool-use prompt tokens are input; thoughts are output; cached tokens are inside the prompt.
-        usage: { inputTokens: 65, outputTokens: 32, cacheReadTokens: 40, cacheWriteTokens: 0, cacheWrite1hTokens: 0, webSearchRequests: 0 },
+        usage: USAGE_OF_ANSWER,
       },
     },
     streams: [

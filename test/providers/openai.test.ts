@@ -12,6 +12,7 @@ runProviderContract({
   provider: providerConfig({ api: 'openai', baseUrl: BASE, credential: 'sk-provider' }),
   groups: ['chat', 'responses', 'translate', 'media', 'video'],
   absent: {
+    generateContent: "Google's generateContent format is Gemini's: the Gemini surface reaches OpenAI-format routes by translation",
     messages: "OpenAI's API has no messages endpoint: messages clients reach it by translation",
     embeddings: 'OpenAI embeddings are spoken natively through the media group (/embeddings)',
   },

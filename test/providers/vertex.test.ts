@@ -19,6 +19,7 @@ runProviderContract({
   provider: PROVIDER,
   groups: ['messages', 'translate', 'video'],
   absent: {
+    generateContent: 'Gemini models on Vertex AI are not served yet: the Gemini surface reaches Claude on Vertex by translation',
     chat: 'Claude on Vertex speaks messages only: chat clients reach it by translation',
     responses: 'Claude on Vertex has no Responses API: Responses clients reach it by translation',
     embeddings: 'embeddings on Vertex are not routed: Gemini embeddings go through the Gemini API',

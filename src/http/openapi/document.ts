@@ -12,7 +12,8 @@ import { type CredentialRule, ruleFor } from '../../auth/endpoint-rules'
  * - each parameter carries its schema's description as its own, where viewers show it (the
  *   generator leaves it inside the schema, and drops it from a union of literals);
  * - a path ending in `/*` (a model id holds a slash) is named after the path parameter its
- *   operation declares: `/v1/models/*` is documented as `/v1/models/{id}`.
+ *   operation declares: `/v1/models/*` is documented as `/v1/models/{id}`, and one with two
+ *   (the Gemini API's model and method) as `/v1beta/models/{model}:{method}`.
  */
 export function openApiDocument(app: AnyElysia, base: OpenApiObject): OpenApiObject {
   const generated = toOpenAPISchema(app)
@@ -54,6 +55,8 @@ function securityOf(credentials: CredentialRule): OpenApiObject[] {
       return [{ apiKey: [] }]
     case 'bearer-or-x-api-key':
       return [{ apiKey: [] }, { xApiKey: [] }]
+    case 'google-api-key':
+      return [{ apiKey: [] }, { googleApiKey: [] }, { googleKeyParameter: [] }]
     case 'optional-bearer':
       return [{}, { apiKey: [] }]
     case 'public':
@@ -88,8 +91,9 @@ function describedParameter(parameter: OpenApiObject, hooks: unknown): OpenApiOb
 function documentedPath(path: string, operation: OpenApiObject): string {
   if (!path.endsWith('/*')) return path
   const parameters = Array.isArray(operation.parameters) ? operation.parameters.map(asObject) : []
-  const name = parameters.find((parameter) => parameter.in === 'path')?.name
-  return typeof name === 'string' ? `${path.slice(0, -1)}{${name}}` : path
+  // Several path parameters share the one segment, colon-separated: `/v1beta/models/{model}:{method}`.
+  const names = parameters.filter((parameter) => parameter.in === 'path' && typeof parameter.name === 'string').map((parameter) => `{${parameter.name}}`)
+  return names.length > 0 ? `${path.slice(0, -1)}${names.join(':')}` : path
 }
 
 /** The document is plain JSON built from plain JSON: objects are read as such, anything else as empty. */

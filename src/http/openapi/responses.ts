@@ -35,9 +35,30 @@ export const ERROR_ENVELOPE_SCHEMAS = {
     },
     { description: "Anthropic's error envelope (/v1/messages and below)" },
   ),
+  GoogleError: t.Object(
+    {
+      error: t.Object({
+        code: t.Integer({ description: 'The HTTP status' }),
+        message: t.String(),
+        status: t.String({ description: 'The google.rpc.Code name (`INVALID_ARGUMENT`, `UNAUTHENTICATED`, `RESOURCE_EXHAUSTED`, …)' }),
+        details: t.Array(
+          t.Object({
+            '@type': t.Literal('type.googleapis.com/google.rpc.ErrorInfo'),
+            reason: t.String({ description: 'The machine-readable reason (`insufficient_balance`, `model_not_found`, …)' }),
+            domain: t.Literal('tollgate'),
+          }),
+        ),
+      }),
+    },
+    { description: "Google's error envelope (the Gemini API under /v1beta)" },
+  ),
 } as const
 
-const ENVELOPE_SCHEMA_NAMES: Record<ErrorEnvelope, keyof typeof ERROR_ENVELOPE_SCHEMAS> = { openai: 'OpenAIError', messages: 'AnthropicError' }
+const ENVELOPE_SCHEMA_NAMES: Record<ErrorEnvelope, keyof typeof ERROR_ENVELOPE_SCHEMAS> = {
+  openai: 'OpenAIError',
+  messages: 'AnthropicError',
+  google: 'GoogleError',
+}
 
 /** What each error status means; `error.code` names the reason (docs/api.md#codes). */
 const ERROR_STATUSES = {
