@@ -67,7 +67,7 @@ describe('official Google Gen AI SDK', () => {
           last = chunk
         }
         expect(text).toBe('one two three four')
-        expect((last?.usageMetadata as { cost?: number }).cost).toBe(cost)
+        expect((last?.usageMetadata as { cost?: number } | undefined)?.cost).toBe(cost)
         expect(await balance()).toBeCloseTo(before - cost, 6)
       })
 
