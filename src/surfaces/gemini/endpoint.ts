@@ -37,13 +37,7 @@ export function geminiEndpoints(context: GatewayContext, services: SurfaceServic
         description:
           "x-goog-api-key, the key query parameter, or Bearer. `:generateContent` answers one GenerateContentResponse; `:streamGenerateContent?alt=sse` streams them as server-sent events (without `alt=sse`, a JSON array); `usageMetadata.cost` carries the credits charged. `:countTokens` is free: the gateway's own estimate, `{totalTokens}`. Embedding models: `:embedContent` answers `{embedding: {values}}`, `:batchEmbedContents` `{embeddings: [{values}]}` (up to 100 requests), both with `usageMetadata.cost`.",
         parameters: [
-          {
-            name: 'model',
-            in: 'path',
-            required: true,
-            schema: { type: 'string' },
-            description: 'A gateway model id (slash raw or %2F), or the part after its vendor prefix',
-          },
+          MODEL_PARAMETER,
           {
             name: 'method',
             in: 'path',
@@ -77,19 +71,20 @@ export function geminiEndpoints(context: GatewayContext, services: SurfaceServic
       detail: {
         tags: ['Gemini API'],
         summary: 'Retrieve a model (Gemini format)',
-        parameters: [
-          {
-            name: 'model',
-            in: 'path',
-            required: true,
-            schema: { type: 'string' },
-            description: 'A gateway model id (slash raw or %2F), or the part after its vendor prefix',
-          },
-        ],
+        parameters: [MODEL_PARAMETER],
         responses: errorResponses('google', [...KEYED_READ_ERRORS, 404]),
       },
     })
 }
+
+/** The `{model}` of every /v1beta/models path, as the API document names it. */
+const MODEL_PARAMETER = {
+  name: 'model',
+  in: 'path',
+  required: true,
+  schema: { type: 'string' },
+  description: 'A gateway model id (slash raw or %2F), or the part after its vendor prefix',
+} as const
 
 const GeminiAnswerDocument = t.Object(
   {},
