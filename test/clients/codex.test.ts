@@ -31,26 +31,32 @@ describe('Codex CLI through the gateway', () => {
     { model: 'test/cheap', upstreamPath: '/v1/responses', price: { input: 1, output: 2 }, websocket: true },
     { model: 'anthropic/claude-test', upstreamPath: '/v1/messages', price: { input: 3, output: 15 }, websocket: true },
   ]
+  /** A CODEX_HOME whose config points Codex at the gateway for `model`, over a WebSocket when asked. */
+  function codexHome(model: string, websocket: boolean): string {
+    const home = mkdtempSync(join(tmpdir(), 'tollgate-codex-'))
+    homes.push(home)
+    writeFileSync(
+      join(home, 'config.toml'),
+      [
+        `model = "${model}"`,
+        'model_provider = "tollgate"',
+        '',
+        '[model_providers.tollgate]',
+        'name = "Tollgate"',
+        `base_url = "${served.origin}/v1"`,
+        'env_key = "TOLLGATE_KEY"',
+        'wire_api = "responses"',
+        ...(websocket ? ['supports_websockets = true'] : []),
+        '',
+      ].join('\n'),
+    )
+    return home
+  }
+
   for (const { model, upstreamPath, price, websocket } of cases) {
     test(`codex exec with ${model}${websocket ? ' over a WebSocket' : ''} prints the answer and the call is billed`, async () => {
       const { key, id: keyId } = await served.harness.key()
-      const home = mkdtempSync(join(tmpdir(), 'tollgate-codex-'))
-      homes.push(home)
-      writeFileSync(
-        join(home, 'config.toml'),
-        [
-          `model = "${model}"`,
-          'model_provider = "tollgate"',
-          '',
-          '[model_providers.tollgate]',
-          'name = "Tollgate"',
-          `base_url = "${served.origin}/v1"`,
-          'env_key = "TOLLGATE_KEY"',
-          'wire_api = "responses"',
-          ...(websocket ? ['supports_websockets = true'] : []),
-          '',
-        ].join('\n'),
-      )
+      const home = codexHome(model, websocket)
       served.upstream.reset()
       served.upstream.always({ text: 'The magic word is tollgate.', usage: { prompt_tokens: 500, completion_tokens: 7 } })
       served.seen.length = 0
@@ -93,23 +99,7 @@ describe('Codex CLI through the gateway', () => {
   for (const model of ['test/cheap', 'anthropic/claude-test']) {
     test(`codex exec with ${model} over a WebSocket: a tool call and its answer, two billed calls on one socket`, async () => {
       const { key, id: keyId } = await served.harness.key()
-      const home = mkdtempSync(join(tmpdir(), 'tollgate-codex-'))
-      homes.push(home)
-      writeFileSync(
-        join(home, 'config.toml'),
-        [
-          `model = "${model}"`,
-          'model_provider = "tollgate"',
-          '',
-          '[model_providers.tollgate]',
-          'name = "Tollgate"',
-          `base_url = "${served.origin}/v1"`,
-          'env_key = "TOLLGATE_KEY"',
-          'wire_api = "responses"',
-          'supports_websockets = true',
-          '',
-        ].join('\n'),
-      )
+      const home = codexHome(model, true)
       served.upstream.reset()
       served.upstream.script(
         { toolCalls: [{ id: 'call_1', name: 'no_such_tool', arguments: '{}' }], usage: { prompt_tokens: 300, completion_tokens: 5 } },
